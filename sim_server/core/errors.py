@@ -1,0 +1,28 @@
+"""Errors raised by the simulation core.
+
+Every problem with user input (world, model or map files, service requests) is reported as a
+:class:`ConfigError` whose message names the file, the entry and the key at fault, so that the
+server can print one clear line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class SimError(Exception):
+    """Base class of every error the simulation core raises on purpose."""
+
+
+class ConfigError(SimError):
+    """A world, model, map or plugin description is invalid.
+
+    The message is complete and meant for the user, e.g.
+    ``/path/world.yaml: layers[2] ("walls"): unrecognized key(s) "colr", "mapp"``.
+    """
+
+
+class EntityError(SimError):
+    """A runtime request names an entity that does not exist or already exists."""
+
+
+class RequestError(SimError):
+    """A runtime request carries invalid values (a pose that is not finite, say)."""

@@ -1,0 +1,97 @@
+"""Map files of layers: map-server images or line-segment files, as the reference reads them.
+
+Image maps (``image``, ``resolution``, ``origin``, ``occupied_thresh``; ``negate`` and
+``free_thresh`` accepted and ignored) become wall edges by pixel-edge extraction. Line-segment
+maps (``type: line_segments``, ``data``, ``scale``, ``origin``) list one segment ``x1 y1 x2 y2``
+per line of the data file. Either way the result is an (N, 4) edge array in the map frame, placed
+in the world at ``origin`` (x, y in metres, yaw in radians).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sim_server.core.errors import ConfigError
+from sim_server.core.geometry import Pose2D
+from sim_server.core.map_image import MapImageError, extract_edges, occupancy, read_grey_image
+from sim_server.core.yaml_reader import YamlReader, load_yaml_file, resolve_path
+
+LINE_SEGMENTS_TYPE = "line_segments"
+IMAGE_TYPE = ""
+
+
+@dataclass(frozen=True)
+class MapData:
+    """The static geometry of one layer.
+
+    Attributes:
+        edges: (N, 4) float64 array of segments ``x1, y1, x2, y2`` in metres, map frame.
+        origin: pose of the map frame in the world.
+        source: the map file it was read from.
+    """
+
+    edges: np.ndarray
+    origin: Pose2D
+    source: Path
+
+
+def load_map_file(path: Path, layer_name: str) -> MapData:
+    """Read the map file at ``path`` for layer ``layer_name`` (named in errors)."""
+    reader = YamlReader(load_yaml_file(path, f'map file of layer "{layer_name}"'), path)
+    map_type = reader.get_str("type", IMAGE_TYPE)
+    if map_type == LINE_SEGMENTS_TYPE:
+        data = _load_line_segments(reader, path)
+    elif map_type == IMAGE_TYPE:
+        data = _load_image_map(reader, path)
+    else:
+        raise reader.error(f'must be "{LINE_SEGMENTS_TYPE}" or absent (image map), got "{map_type}"', "type")
+    reader.ensure_all_keys_used()
+    return data
+
+
+def _load_image_map(reader: YamlReader, path: Path) -> MapData:
+    resolution = reader.get_float("resolution", positive=True)
+    occupied_thresh = reader.get_float("occupied_thresh")
+    origin = reader.get_pose("origin")
+    image_path = resolve_path(reader.get_str("image"), path)
+    # Accepted for map_server compatibility and ignored, as in the reference.
+    reader.ignore("negate", "free_thresh", "mode")
+    try:
+        grey = read_grey_image(image_path)
+    except MapImageError as exc:
+        raise reader.error(str(exc), "image") from None
+    edges = extract_edges(occupancy(grey, occupied_thresh), resolution)
+    return MapData(edges=edges, origin=origin, source=path)
+
+
+def _load_line_segments(reader: YamlReader, path: Path) -> MapData:
+    scale = reader.get_float("scale", positive=True)
+    origin = reader.get_pose("origin")
+    data_path = resolve_path(reader.get_str("data"), path)
+    try:
+        lines = data_path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise reader.error(f'names line segment file "{data_path}", which does not exist', "data") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise reader.error(f'names line segment file "{data_path}", which cannot be read: {exc}', "data") from None
+    segments = np.empty((len(lines), 4), dtype=np.float64)
+    for index, line in enumerate(lines):
+        fields = line.split()
+        try:
+            if len(fields) < 4:
+                raise ValueError
+            segments[index] = [float(value) for value in fields[:4]]
+        except ValueError:
+            raise ConfigError(
+                f'{data_path}: line {index + 1}: expected 4 numbers "x1 y1 x2 y2", got "{line.strip()}"'
+            ) from None
+    if not np.isfinite(segments).all():
+        raise ConfigError(f"{data_path}: line segments must be finite numbers")
+    lengths = np.hypot(segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1]) * scale
+    degenerate = np.flatnonzero(lengths <= 0.0)
+    if degenerate.size:
+        raise ConfigError(f"{data_path}: line {degenerate[0] + 1}: segment has zero length")
+    return MapData(edges=segments * scale, origin=origin, source=path)

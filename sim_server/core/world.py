@@ -1,0 +1,220 @@
+"""The world: a Box2D world with layers and models, stepped at a fixed step size.
+
+This is the in-process API of the simulator; the ROS node is a thin layer over it::
+
+    from sim_server.core import World, Pose2D
+    world = World.from_file("config/worlds/demo/world.yaml", step_size=0.005)
+    world.spawn_model("robot.model.yaml", "bot", pose=Pose2D(1.0, 2.0, 0.0))
+    for _ in range(200):
+        world.step()
+    print(world.time.sim_time, world.models["bot"].pose)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Callable, Iterable, Protocol
+
+from Box2D import b2
+
+from sim_server.core.collision_filter import CollisionFilterRegistry
+from sim_server.core.errors import ConfigError, EntityError, RequestError
+from sim_server.core.geometry import Pose2D
+from sim_server.core.layer import Layer
+from sim_server.core.map_file import load_map_file
+from sim_server.core.model import Model
+from sim_server.core.model_file import ModelSpec, load_model_file
+from sim_server.core.timekeeper import TimeKeeper
+from sim_server.core.world_file import WorldSpec, load_world_file
+
+LOGGER = logging.getLogger("sim_server")
+
+#: Default physics step (s), as the reference server's.
+DEFAULT_STEP_SIZE = 0.005
+
+StepHook = Callable[[TimeKeeper], None]
+
+
+class WorldListener(Protocol):
+    """Receives notice of models entering and leaving the world."""
+
+    def on_model_added(self, model: Model) -> None:
+        """``model`` has just been built."""
+
+    def on_model_removed(self, model: Model) -> None:
+        """``model`` is about to be destroyed."""
+
+
+class World:
+    """A simulated world.
+
+    Args:
+        spec: the validated world file.
+        step_size: physics step in seconds.
+    """
+
+    def __init__(self, spec: WorldSpec, step_size: float = DEFAULT_STEP_SIZE) -> None:
+        self.spec = spec
+        self.time = TimeKeeper(step_size)
+        self.physics = b2.world(gravity=(0.0, 0.0), doSleep=True)
+        self.collision_filter = CollisionFilterRegistry()
+        self.layers: list[Layer] = []
+        self.models: dict[str, Model] = {}
+        self.before_step_hooks: list[StepHook] = []
+        self.after_step_hooks: list[StepHook] = []
+        self._listeners: list[WorldListener] = []
+
+    # ---------------------------------------------------------------------------- loading
+    @classmethod
+    def from_file(cls, world_path: str | Path, step_size: float = DEFAULT_STEP_SIZE) -> "World":
+        """Load the world file at ``world_path`` with its layers and models.
+
+        Raises:
+            ConfigError: any file is missing or invalid; the message names file, entry and key.
+        """
+        spec = load_world_file(Path(world_path))
+        world = cls(spec, step_size)
+        world._load_layers()
+        model_specs: dict[Path, ModelSpec] = {}
+        for entry in spec.models:
+            try:
+                if entry.model_path not in model_specs:
+                    model_specs[entry.model_path] = load_model_file(entry.model_path)
+                world.add_model(model_specs[entry.model_path], entry.name, entry.namespace, entry.pose)
+            except ConfigError as exc:
+                raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
+        for plugin in spec.plugins:
+            LOGGER.warning(
+                'world plugin "%s" of type "%s" is not loaded: no world plugins are available yet',
+                plugin.name,
+                plugin.plugin_type,
+            )
+        return world
+
+    def _load_layers(self) -> None:
+        for layer_spec in self.spec.layers:
+            for name in layer_spec.names:
+                self.collision_filter.register_layer(name)
+        for layer_spec in self.spec.layers:
+            bits, _ = self.collision_filter.category_bits(layer_spec.names)
+            map_data = load_map_file(layer_spec.map_path, layer_spec.name) if layer_spec.map_path else None
+            self.layers.append(Layer(self.physics, layer_spec, map_data, bits))
+
+    # ---------------------------------------------------------------------------- listeners
+    def add_listener(self, listener: WorldListener) -> None:
+        """Tell ``listener`` of every model added or removed from now on."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: WorldListener) -> None:
+        """Stop telling ``listener``."""
+        self._listeners.remove(listener)
+
+    # ---------------------------------------------------------------------------- models
+    def add_model(self, spec: ModelSpec, name: str, namespace: str = "", pose: Pose2D = Pose2D()) -> Model:
+        """Build a model from an already validated spec.
+
+        Raises:
+            EntityError: a model called ``name`` exists already, or the name is empty.
+            ConfigError: the spec names layers this world does not have.
+        """
+        if not name:
+            raise RequestError("model name must not be empty")
+        if name in self.models:
+            raise EntityError(f'model with name "{name}" already exists')
+        _check_pose(pose)
+        model = Model.build(self.physics, self.collision_filter, name, namespace, spec, pose)
+        self.models[name] = model
+        for plugin in spec.plugins:
+            LOGGER.warning(
+                'plugin "%s" of type "%s" in model "%s" is not loaded: no model plugins are available yet',
+                plugin.name,
+                plugin.plugin_type,
+                name,
+            )
+        for listener in list(self._listeners):
+            listener.on_model_added(model)
+        return model
+
+    def spawn_model(
+        self, model_path: str | Path, name: str, namespace: str = "", pose: Pose2D = Pose2D()
+    ) -> Model:
+        """Read the model file at ``model_path`` and add it as ``name`` at ``pose``.
+
+        A relative path resolves against the world file's folder (the reference's rule).
+        """
+        path = Path(model_path).expanduser()
+        if not path.is_absolute():
+            path = self.spec.path.parent / path
+        if not name:
+            raise RequestError("model name must not be empty")
+        if name in self.models:
+            raise EntityError(f'model with name "{name}" already exists')
+        _check_pose(pose)
+        return self.add_model(load_model_file(path), name, namespace, pose)
+
+    def model(self, name: str) -> Model:
+        """The model called ``name`` (:class:`EntityError` when there is none)."""
+        try:
+            return self.models[name]
+        except KeyError:
+            raise EntityError(f'model with name "{name}" does not exist') from None
+
+    def delete_model(self, name: str) -> None:
+        """Remove the model called ``name`` with all its bodies and joints."""
+        model = self.model(name)
+        for listener in list(self._listeners):
+            listener.on_model_removed(model)
+        del self.models[name]
+        model.destroy()
+
+    def move_model(self, name: str, pose: Pose2D) -> None:
+        """Put the model's first body at ``pose``, carrying the others rigidly."""
+        model = self.model(name)
+        _check_pose(pose)
+        model.set_pose(pose)
+
+    def layer(self, name: str) -> Layer:
+        """The layer one of whose names is ``name``."""
+        for layer in self.layers:
+            if name in layer.names:
+                return layer
+        raise EntityError(f'layer with name "{name}" does not exist')
+
+    # ---------------------------------------------------------------------------- stepping
+    def step(self, count: int = 1) -> None:
+        """Advance the world ``count`` physics steps of ``time.step_size`` seconds.
+
+        Each step runs the before-step hooks, the Box2D step, advances sim time and runs the
+        after-step hooks. Paused or not, a call steps: pausing is the caller's decision.
+        """
+        time = self.time
+        physics_step = self.physics.Step
+        dt = time.step_size
+        velocity_iterations = self.spec.velocity_iterations
+        position_iterations = self.spec.position_iterations
+        for _ in range(count):
+            for hook in self.before_step_hooks:
+                hook(time)
+            physics_step(dt, velocity_iterations, position_iterations)
+            time.advance()
+            for hook in self.after_step_hooks:
+                hook(time)
+
+    def all_models(self) -> Iterable[Model]:
+        """The models in the order they were added."""
+        return self.models.values()
+
+    def close(self) -> None:
+        """Remove every model (telling the listeners) and layer."""
+        for name in list(self.models):
+            self.delete_model(name)
+        for layer in self.layers:
+            layer.destroy()
+        self.layers.clear()
+
+
+def _check_pose(pose: Pose2D) -> None:
+    if not all(math.isfinite(value) for value in (pose.x, pose.y, pose.theta)):
+        raise RequestError(f"pose must be finite, got ({pose.x}, {pose.y}, {pose.theta})")

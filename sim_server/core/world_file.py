@@ -1,0 +1,134 @@
+"""World files: physics properties, layers, models and world plugins.
+
+:func:`load_world_file` validates the world file itself; the map and model files it names are
+read when the world is built (:mod:`sim_server.core.world`). Relative paths resolve against the
+world file's folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sim_server.core.collision_filter import MAX_LAYERS
+from sim_server.core.errors import ConfigError
+from sim_server.core.geometry import Pose2D
+from sim_server.core.model_file import Color, PluginSpec, parse_plugin
+from sim_server.core.yaml_reader import YamlReader, load_yaml_file, resolve_path
+
+DEFAULT_VELOCITY_ITERATIONS = 10
+DEFAULT_POSITION_ITERATIONS = 10
+DEFAULT_LAYER_COLOR: Color = (1.0, 1.0, 1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """A layer entry: one or more names sharing one static body, and an optional map file."""
+
+    names: tuple[str, ...]
+    map_path: Path | None
+    color: Color
+    location: str
+
+    @property
+    def name(self) -> str:
+        """The layer's main (first) name."""
+        return self.names[0]
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A model placed in the world: a model file at a pose, with a ROS namespace."""
+
+    name: str
+    model_path: Path
+    namespace: str
+    pose: Pose2D
+    location: str
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    """A validated world file."""
+
+    path: Path
+    velocity_iterations: int
+    position_iterations: int
+    layers: tuple[LayerSpec, ...]
+    models: tuple[ModelEntry, ...]
+    plugins: tuple[PluginSpec, ...]
+
+
+def load_world_file(path: Path) -> WorldSpec:
+    """Read and validate the world file at ``path`` (its maps and models are read later)."""
+    path = Path(path)
+    reader = YamlReader(load_yaml_file(path, "world file"), path)
+    properties = reader.get_map("properties")
+    velocity_iterations = properties.get_int("velocity_iterations", DEFAULT_VELOCITY_ITERATIONS, minimum=1)
+    position_iterations = properties.get_int("position_iterations", DEFAULT_POSITION_ITERATIONS, minimum=1)
+    properties.ensure_all_keys_used()
+
+    layers = _parse_layers(reader, path)
+    models = tuple(_parse_model_entry(entry, path) for entry in reader.get_map_list("models", []))
+    seen: set[str] = set()
+    for model in models:
+        if model.name in seen:
+            raise ConfigError(f'{path}: {model.location}: a model named "{model.name}" already exists')
+        seen.add(model.name)
+    plugins = tuple(parse_plugin(entry, path) for entry in reader.get_map_list("plugins", []))
+    plugin_names: set[str] = set()
+    for plugin in plugins:
+        if plugin.name in plugin_names:
+            raise ConfigError(f'{path}: {plugin.location}: a world plugin named "{plugin.name}" already exists')
+        plugin_names.add(plugin.name)
+    reader.ensure_all_keys_used()
+    return WorldSpec(
+        path=path,
+        velocity_iterations=velocity_iterations,
+        position_iterations=position_iterations,
+        layers=layers,
+        models=models,
+        plugins=plugins,
+    )
+
+
+def _parse_layers(reader: YamlReader, path: Path) -> tuple[LayerSpec, ...]:
+    layers: list[LayerSpec] = []
+    taken: list[str] = []
+    for entry in reader.get_map_list("layers", []):
+        names = tuple(entry.get_str_list("name", scalar_ok=True))
+        if not names:
+            raise entry.error("must name at least one layer", "name")
+        entry.rename(f'{entry.location} ("{names[0]}")')
+        for name in names:
+            if name in taken or names.count(name) > 1:
+                raise entry.error(f'names layer "{name}", which already exists', "name")
+        if len(taken) + len(names) > MAX_LAYERS:
+            listed = ",".join(names)
+            raise entry.error(
+                f"Unable to add {len(names)} additional layer(s) {{{listed}}}, current layers count is "
+                f"{len(taken)}, max allowed is {MAX_LAYERS}"
+            )
+        taken.extend(names)
+        map_name = entry.get_str("map", "")
+        map_path = resolve_path(map_name, path) if map_name else None
+        color = entry.get_floats("color", 4, DEFAULT_LAYER_COLOR)
+        entry.ensure_all_keys_used()
+        layers.append(LayerSpec(names=names, map_path=map_path, color=color, location=entry.location))  # type: ignore[arg-type]
+    return tuple(layers)
+
+
+def _parse_model_entry(entry: YamlReader, path: Path) -> ModelEntry:
+    name = entry.get_str("name")
+    if not name:
+        raise entry.error("must not be empty", "name")
+    entry.rename(f'{entry.location} ("{name}")')
+    model = ModelEntry(
+        name=name,
+        model_path=resolve_path(entry.get_str("model"), path),
+        namespace=entry.get_str("namespace", ""),
+        pose=entry.get_pose("pose", Pose2D()),
+        location=entry.location,
+    )
+    entry.ensure_all_keys_used()
+    return model

@@ -1,0 +1,284 @@
+"""Strict reading of YAML configuration files.
+
+:func:`load_yaml_file` parses a file and :class:`YamlReader` reads one mapping of it. A reader
+knows the file and the entry it reads (``layers[2] ("walls")``), checks the type of every value,
+records which keys were read and reports the rest as unrecognized, so every error names the
+file, the entry and the key at fault.
+
+Numbers follow YAML 1.2 (and yaml-cpp, which the reference simulator uses): ``-.5``, ``1e3`` and
+``-5e-2`` are floats, unlike PyYAML's YAML 1.1 default where they would be strings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import yaml
+
+from sim_server.core.errors import ConfigError
+from sim_server.core.geometry import Pose2D
+
+#: Sentinel meaning "this key must be present".
+REQUIRED: Any = object()
+
+_YAML12_FLOAT = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 floats that rejects duplicate keys in a mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                line = key_node.start_mark.line + 1
+                raise yaml.constructor.ConstructorError(
+                    None, None, f'duplicate key "{key}" (line {line})', key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+.0123456789"))
+
+
+def parse_yaml_text(text: str, source: str) -> Any:
+    """Parse ``text`` (the contents of ``source``) with the strict loader."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{source}: invalid YAML{where}: {problem}") from None
+
+
+def load_yaml_file(path: Path, what: str) -> Any:
+    """Read and parse the YAML file at ``path``; ``what`` names it in errors ("world file")."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f'{what} "{path}" does not exist') from None
+    except IsADirectoryError:
+        raise ConfigError(f'{what} "{path}" is a directory, not a file') from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f'{what} "{path}" cannot be read: {exc}') from None
+    return parse_yaml_text(text, str(path))
+
+
+def resolve_path(value: str, relative_to: Path) -> Path:
+    """Resolve a path from a YAML file: absolute as given, otherwise relative to that file's folder."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else relative_to.parent / path
+
+
+def _describe(value: Any) -> str:
+    """A short rendering of a YAML value for error messages."""
+    text = repr(value) if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True).strip()
+    text = text.removesuffix("\n...").strip()
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class YamlReader:
+    """Typed, strict access to one YAML mapping of a file.
+
+    Args:
+        data: the mapping read from the file.
+        file: the file it came from (named in every error).
+        location: the entry inside the file, e.g. ``models[1] ("robot")``; empty for the top level.
+    """
+
+    def __init__(self, data: Any, file: Path, location: str = "") -> None:
+        self.file = file
+        self.location = location
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{self._prefix()}must be a mapping of keys to values, got {_describe(data)}")
+        self._data: dict[Any, Any] = data
+        self._accessed: set[Any] = set()
+
+    # ----------------------------------------------------------------------------- errors
+    def _prefix(self) -> str:
+        return f"{self.file}: {self.location}: " if self.location else f"{self.file}: "
+
+    def error(self, message: str, key: str | None = None) -> ConfigError:
+        """Build a :class:`ConfigError` about ``key`` of this entry (or the entry itself)."""
+        subject = f'key "{key}" ' if key is not None else ""
+        return ConfigError(f"{self._prefix()}{subject}{message}")
+
+    def rename(self, location: str) -> None:
+        """Change the entry's description (e.g. once its name is known)."""
+        self.location = location
+
+    # ----------------------------------------------------------------------------- access
+    def has(self, key: str) -> bool:
+        """Whether ``key`` is present (does not count as reading it)."""
+        return key in self._data
+
+    def keys(self) -> list[str]:
+        """The keys present in this mapping, in file order."""
+        return [str(k) for k in self._data]
+
+    def _raw(self, key: str, default: Any) -> Any:
+        self._accessed.add(key)
+        if key not in self._data:
+            if default is REQUIRED:
+                raise self.error("is missing", key)
+            return default
+        return self._data[key]
+
+    def get_any(self, key: str, default: Any = REQUIRED) -> Any:
+        """The raw value of ``key``, whatever its type."""
+        return self._raw(key, default)
+
+    def get_str(self, key: str, default: Any = REQUIRED) -> str:
+        """A string value; plain numbers are accepted and converted, as yaml-cpp does."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise self.error(f"must be a string, got {_describe(value)}", key)
+        return str(value)
+
+    def get_float(
+        self, key: str, default: Any = REQUIRED, *, minimum: float | None = None, positive: bool = False
+    ) -> float:
+        """A finite number; ``minimum`` is inclusive, ``positive`` demands > 0."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return value
+        number = self._to_float(value, key)
+        if positive and not number > 0.0:
+            raise self.error(f"must be greater than 0, got {_describe(value)}", key)
+        if minimum is not None and number < minimum:
+            raise self.error(f"must be at least {minimum:g}, got {_describe(value)}", key)
+        return number
+
+    def get_int(self, key: str, default: Any = REQUIRED, *, minimum: int | None = None) -> int:
+        """An integer value."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(f"must be an integer, got {_describe(value)}", key)
+        if minimum is not None and value < minimum:
+            raise self.error(f"must be at least {minimum}, got {value}", key)
+        return value
+
+    def get_bool(self, key: str, default: Any = REQUIRED) -> bool:
+        """A boolean (``true``/``false``)."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return value
+        if not isinstance(value, bool):
+            raise self.error(f"must be true or false, got {_describe(value)}", key)
+        return value
+
+    def get_floats(self, key: str, size: int, default: Any = REQUIRED) -> tuple[float, ...]:
+        """A list of exactly ``size`` finite numbers."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return tuple(value)
+        if not isinstance(value, list) or len(value) != size:
+            raise self.error(f"must be a list of {size} numbers, got {_describe(value)}", key)
+        return tuple(self._to_float(item, key, whole=value) for item in value)
+
+    def get_pose(self, key: str, default: Pose2D | Any = REQUIRED) -> Pose2D:
+        """A pose ``[x, y, theta]`` in metres and radians."""
+        if key not in self._data and default is not REQUIRED:
+            self._accessed.add(key)
+            return default
+        x, y, theta = self.get_floats(key, 3)
+        return Pose2D(x, y, theta)
+
+    def get_point_list(
+        self, key: str, min_size: int, max_size: int, default: Any = REQUIRED
+    ) -> list[tuple[float, float]]:
+        """A list of ``[x, y]`` points (metres) with ``min_size`` to ``max_size`` entries."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return list(value)
+        if not isinstance(value, list):
+            raise self.error(f"must be a list of [x, y] points, got {_describe(value)}", key)
+        if not min_size <= len(value) <= max_size:
+            raise self.error(
+                f"must have {min_size} to {max_size} points, got {len(value)}", key
+            )
+        points = []
+        for index, item in enumerate(value):
+            if not isinstance(item, list) or len(item) != 2:
+                raise self.error(f"point {index} must be a list of 2 numbers, got {_describe(item)}", key)
+            points.append((self._to_float(item[0], key, whole=item), self._to_float(item[1], key, whole=item)))
+        return points
+
+    def get_str_list(self, key: str, default: Any = REQUIRED, *, scalar_ok: bool = False) -> list[str]:
+        """A list of strings; with ``scalar_ok`` a single string stands for a list of one."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return list(value)
+        if scalar_ok and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return [str(value)]
+        if not isinstance(value, list) or any(
+            isinstance(item, bool) or not isinstance(item, (str, int, float)) for item in value
+        ):
+            raise self.error(f"must be a list of strings, got {_describe(value)}", key)
+        return [str(item) for item in value]
+
+    def get_map(self, key: str, default: Any = REQUIRED) -> "YamlReader":
+        """The mapping under ``key`` as a reader of its own."""
+        value = self._raw(key, default)
+        if key not in self._data and default is not REQUIRED:
+            return YamlReader(value, self.file, self._child_location(key))
+        if not isinstance(value, dict) and value is not None:
+            raise self.error(f"must be a mapping of keys to values, got {_describe(value)}", key)
+        return YamlReader(value, self.file, self._child_location(key))
+
+    def get_map_list(self, key: str, default: Any = REQUIRED) -> list["YamlReader"]:
+        """The list of mappings under ``key``; each becomes a reader located ``key[i]``."""
+        value = self._raw(key, default)
+        if value is None:
+            value = []
+        if not isinstance(value, list):
+            raise self.error(f"must be a list, got {_describe(value)}", key)
+        readers = []
+        for index, item in enumerate(value):
+            location = self._child_location(f"{key}[{index}]")
+            if not isinstance(item, dict):
+                raise ConfigError(f"{self.file}: {location}: must be a mapping of keys to values, got {_describe(item)}")
+            readers.append(YamlReader(item, self.file, location))
+        return readers
+
+    def ensure_all_keys_used(self) -> None:
+        """Raise if the mapping holds keys that were never read (sorted in the message)."""
+        unknown = sorted(str(k) for k in self._data if k not in self._accessed)
+        if unknown:
+            names = ", ".join(f'"{name}"' for name in unknown)
+            raise self.error(f"unrecognized key(s) {names}")
+
+    def ignore(self, *keys: str) -> None:
+        """Mark keys as read although their values are not used (accepted for compatibility)."""
+        self._accessed.update(keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    # ----------------------------------------------------------------------------- helpers
+    def _child_location(self, child: str) -> str:
+        return f"{self.location}.{child}" if self.location else child
+
+    def _to_float(self, value: Any, key: str, whole: Sequence[Any] | None = None) -> float:
+        shown = _describe(whole if whole is not None else value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(f"must be a number, got {shown}", key)
+        number = float(value)
+        if not math.isfinite(number):
+            raise self.error(f"must be a finite number, got {shown}", key)
+        return number

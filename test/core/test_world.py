@@ -1,0 +1,140 @@
+"""Tests of the in-process world API: stepping, spawning, moving and deleting models."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from sim_server.core import ConfigError, EntityError, Pose2D, World
+from sim_server.core.errors import RequestError
+from test.conftest import LOAD_WORLD_TESTS
+
+SIMPLE = LOAD_WORLD_TESTS / "simple_test_A"
+
+
+@pytest.fixture
+def world() -> World:
+    w = World.from_file(SIMPLE / "world.yaml", step_size=0.01)
+    yield w
+    w.close()
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def on_model_added(self, model) -> None:
+        self.events.append(("added", model.name))
+
+    def on_model_removed(self, model) -> None:
+        self.events.append(("removed", model.name))
+
+
+def test_n_steps_advance_exactly_n_step_sizes(world: World) -> None:
+    world.step(1000)
+    assert world.time.iterations == 1000
+    assert world.time.time_ns == 1000 * 10_000_000
+    assert world.time.sim_time == 10.0
+
+
+def test_hooks_run_around_the_physics_step(world: World) -> None:
+    calls: list[tuple[str, int]] = []
+    world.before_step_hooks.append(lambda t: calls.append(("before", t.iterations)))
+    world.after_step_hooks.append(lambda t: calls.append(("after", t.iterations)))
+    world.step(2)
+    assert calls == [("before", 0), ("after", 1), ("before", 1), ("after", 2)]
+
+
+def test_spawn_like_reference_service_test(world: World) -> None:
+    """The reference spawns `person` at (101.1, 102.1, 0.23) in namespace robot123."""
+    recorder = Recorder()
+    world.add_listener(recorder)
+    model = world.spawn_model("person.model.yaml", "spawned", "robot123", Pose2D(101.1, 102.1, 0.23))
+    assert model.namespace == "robot123"
+    pose = model.pose
+    assert (pose.x, pose.y, pose.theta) == pytest.approx((101.1, 102.1, 0.23), abs=1e-5)
+    assert recorder.events == [("added", "spawned")]
+
+
+def test_spawn_resolves_relative_paths_against_world_file(world: World, tmp_path: Path) -> None:
+    model = world.spawn_model(str(SIMPLE / "chair.model.yaml"), "abs_chair")
+    assert model.spec.path == SIMPLE / "chair.model.yaml"
+    rel = world.spawn_model("chair.model.yaml", "rel_chair")
+    assert rel.spec.path == SIMPLE / "chair.model.yaml"
+
+
+def test_spawn_missing_file_names_the_path(world: World) -> None:
+    bodies_before = world.physics.bodyCount
+    with pytest.raises(ConfigError, match=r'model file ".*/does_not_exist\.yaml" does not exist'):
+        world.spawn_model("does_not_exist.yaml", "ghost")
+    assert "ghost" not in world.models and world.physics.bodyCount == bodies_before
+
+
+def test_spawn_duplicate_name_fails(world: World) -> None:
+    with pytest.raises(EntityError, match='model with name "turtlebot1" already exists'):
+        world.spawn_model("person.model.yaml", "turtlebot1")
+
+
+def test_failed_spawn_leaves_nothing_behind(world: World, tmp_path: Path) -> None:
+    """A model whose second body names an unknown layer creates no body at all."""
+    model_file = tmp_path / "bad.model.yaml"
+    model_file.write_text(
+        "bodies:\n"
+        "  - name: a\n    footprints: [{type: circle, radius: 0.5, density: 1}]\n"
+        "  - name: b\n    footprints: [{type: circle, radius: 0.5, density: 1, layers: [nowhere]}]\n"
+    )
+    bodies_before = world.physics.bodyCount
+    with pytest.raises(ConfigError, match=r'bodies\[1\] \("b"\)\.footprints\[0\]: key "layers" names \{nowhere\}'):
+        world.spawn_model(str(model_file), "bad")
+    assert world.physics.bodyCount == bodies_before and "bad" not in world.models
+
+
+def test_move_puts_first_body_at_pose_and_carries_the_rest(world: World) -> None:
+    """The reference moves to (5.5, 9.9, 0.77)."""
+    model = world.models["turtlebot1"]
+    relative = model.bodies["base"].pose.inverse().compose(model.bodies["left_wheel"].pose)
+    world.move_model("turtlebot1", Pose2D(5.5, 9.9, 0.77))
+    base = model.bodies["base"].pose
+    assert (base.x, base.y, base.theta) == pytest.approx((5.5, 9.9, 0.77), abs=1e-5)
+    wheel = model.bodies["left_wheel"].pose
+    expected = base.compose(relative)
+    assert (wheel.x, wheel.y, wheel.theta) == pytest.approx((expected.x, expected.y, expected.theta), abs=1e-4)
+    world.step()
+    assert math.isfinite(model.pose.x)
+
+
+def test_move_and_delete_unknown_model(world: World) -> None:
+    with pytest.raises(EntityError, match='model with name "nobody" does not exist'):
+        world.move_model("nobody", Pose2D(1, 2, 3))
+    with pytest.raises(EntityError, match='model with name "nobody" does not exist'):
+        world.delete_model("nobody")
+
+
+def test_non_finite_poses_are_rejected(world: World) -> None:
+    with pytest.raises(RequestError, match="pose must be finite"):
+        world.move_model("turtlebot1", Pose2D(math.nan, 0.0, 0.0))
+    with pytest.raises(RequestError, match="pose must be finite"):
+        world.spawn_model("person.model.yaml", "p", pose=Pose2D(0.0, math.inf, 0.0))
+
+
+def test_delete_removes_bodies_and_joints(world: World) -> None:
+    recorder = Recorder()
+    world.add_listener(recorder)
+    bodies_before, joints_before = world.physics.bodyCount, world.physics.jointCount
+    world.delete_model("turtlebot1")
+    assert "turtlebot1" not in world.models
+    assert world.physics.bodyCount == bodies_before - 5
+    assert world.physics.jointCount == joints_before - 4
+    assert recorder.events == [("removed", "turtlebot1")]
+    world.step(5)
+
+
+def test_spawn_delete_cycles_do_not_leak(world: World) -> None:
+    bodies_before = world.physics.bodyCount
+    for index in range(200):
+        world.spawn_model("turtlebot.model.yaml", "cycle", pose=Pose2D(index * 0.01, 0.0, 0.0))
+        world.step()
+        world.delete_model("cycle")
+    assert world.physics.bodyCount == bodies_before and world.physics.jointCount == 8
