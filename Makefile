@@ -1,0 +1,41 @@
+# sim_server developer entry points.  `make setup` prepares everything (venv,
+# pinned ROS 2 wheels, interface packages); the other targets depend on it.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+WORLD ?= config/worlds/demo/world.yaml
+PYTEST_ARGS ?=
+
+# Run a command inside the project environment.
+IN_ENV = source env.sh &&
+
+.PHONY: setup test demo run bench clean distclean
+
+setup:
+	bash tools/setup_env.sh
+
+test: setup
+	$(IN_ENV) python -m pytest test -q $(PYTEST_ARGS)
+
+demo: setup
+	$(IN_ENV) python -m sim_server.demo
+
+run: setup
+	$(IN_ENV) python -m sim_server --ros-args -p world_path:=$(WORLD)
+
+bench: setup
+	@if [[ -d bench ]]; then \
+		$(IN_ENV) python -m bench; \
+	else \
+		echo "bench: no bench/ directory yet, nothing to run"; \
+	fi
+
+clean:
+	rm -rf build install log
+	rm -rf .venv/.stamps
+	rm -rf *.egg-info
+
+distclean: clean
+	rm -rf .venv

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Idempotent set-up of the development environment (run by `make setup`).
+#
+#   1. create .venv (python3 -m venv) and install the pinned wheels from
+#      requirements/ros-kilted.txt and requirements/python.txt;
+#   2. fix the ROS wheels' CMake config files, which carry the include paths of
+#      the interpreter the wheels were built with (/opt/python/cpXY-cpXY/...);
+#   3. build the interface packages (sim_msgs, and the tf2_msgs stand-in when
+#      the ROS wheels lack tf2_msgs) with colcon into build/ install/ log/;
+#   4. install the sim_server package itself into .venv in editable mode;
+#   5. make an ament prefix (install/sim_server_source) whose share/sim_server
+#      links to the source tree, for get_package_share_directory().
+#
+# Each step is skipped when a stamp (a hash of its inputs) says it is up to
+# date, so a second run on a ready tree takes a few seconds.  Downloads go
+# through pip only, from the package indexes pip is configured with.
+#
+# Environment knobs:
+#   PYTHON=python3.X   interpreter used to create .venv (default: python3)
+#   SETUP_FORCE=1      ignore all stamps and redo every step
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+VENV="$ROOT/.venv"
+VPY="$VENV/bin/python"
+STAMPS="$VENV/.stamps"
+REQ_STAMP="$VENV/.requirements.sha256"
+COLCON_STAMP="$STAMPS/colcon.sha256"
+EDITABLE_STAMP="$STAMPS/editable.sha256"
+REQ_FILES=(requirements/ros-kilted.txt requirements/python.txt)
+FORCE="${SETUP_FORCE:-0}"
+
+log() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# Print the sha256 of the given text on stdin.
+hash_stdin() { sha256sum | cut -d' ' -f1; }
+
+# Hash the contents and relative names of the given files/directories
+# (recursively, in a stable order), skipping Python caches.
+# Missing paths are skipped (hashing as if empty).
+hash_tree() {
+    local path present=()
+    for path in "$@"; do
+        [[ -e "$path" ]] && present+=("$path")
+    done
+    if ((${#present[@]} == 0)); then
+        printf '' | hash_stdin
+        return
+    fi
+    find "${present[@]}" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 \
+        | LC_ALL=C sort -z | xargs -0 -r sha256sum | hash_stdin
+}
+
+stamp_matches() { # <stamp file> <expected hash>
+    [[ "$FORCE" != 1 && -f "$1" && "$(cat "$1")" == "$2" ]]
+}
+
+# Do not let an environment that was already sourced (env.sh, a ROS setup.bash,
+# another venv) leak into the set-up: it must depend on this repository only.
+unset PYTHONPATH PYTHONHOME COLCON_PREFIX_PATH AMENT_CURRENT_PREFIX \
+      _ROS_WHEELS_BOOTSTRAP_COMPLETE 2>/dev/null || true
+if [[ -n "${VIRTUAL_ENV:-}" && "$VIRTUAL_ENV" != "$VENV" ]]; then
+    PATH="$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$VIRTUAL_ENV/bin" | paste -sd: -)"
+fi
+
+# --- 1. virtual environment and pinned requirements --------------------------
+if [[ ! -x "$VPY" ]]; then
+    PYTHON_BIN="${PYTHON:-python3}"
+    command -v "$PYTHON_BIN" >/dev/null || die "$PYTHON_BIN not found"
+    log "creating .venv with $("$PYTHON_BIN" --version 2>&1)"
+    "$PYTHON_BIN" -m venv "$VENV"
+    rm -f "$REQ_STAMP"
+    rm -rf "$STAMPS"
+fi
+mkdir -p "$STAMPS"
+
+export VIRTUAL_ENV="$VENV"
+export PATH="$VENV/bin:$PATH"
+
+# The interpreter version is part of the hash: a different python means other wheels.
+PY_TAG="$(readlink -f "$VPY")"
+req_hash="$( { printf '%s\n' "$PY_TAG"; cat "${REQ_FILES[@]}"; } | hash_stdin)"
+if stamp_matches "$REQ_STAMP" "$req_hash"; then
+    log "requirements up to date"
+else
+    log "installing pinned requirements (${REQ_FILES[*]})"
+    "$VPY" -m pip install --disable-pip-version-check \
+        -r requirements/python.txt -r requirements/ros-kilted.txt
+    # The build depends on what was installed: rebuild after any change.
+    rm -f "$COLCON_STAMP" "$EDITABLE_STAMP"
+    printf '%s\n' "$req_hash" > "$REQ_STAMP"
+fi
+
+# --- 2. fix the include paths baked into the wheels' CMake files -------------
+# The ros-*-msgs wheels were built in a manylinux container; their exported
+# CMake targets (share/<pkg>/cmake/export_<pkg>__rosidl_generator_pyExport.cmake)
+# list INTERFACE_INCLUDE_DIRECTORIES such as
+#   /opt/python/cp311-cp311/include/python3.11
+#   /opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include
+# which do not exist here, and CMake refuses to use a target whose include
+# directory is missing.  Point them at this interpreter and this numpy.  Files
+# already fixed no longer contain /opt/python, so re-running is a no-op; a
+# reinstalled wheel brings the old paths back and is fixed again.
+mapfile -t baked < <(grep -rlE --include='*.cmake' '/opt/python/cp[0-9]+' "$VENV/share" 2>/dev/null || true)
+if ((${#baked[@]})); then
+    read -r py_inc np_inc < <("$VPY" -c 'import sysconfig, numpy; print(sysconfig.get_paths()["include"], numpy.get_include())')
+    [[ -d "$py_inc" ]] || log "warning: Python include dir $py_inc does not exist (no python3-dev headers?)"
+    log "rewriting /opt/python include paths in ${#baked[@]} CMake files -> $py_inc ; $np_inc"
+    sed -i -E \
+        -e "s#/opt/python/cp[0-9]+-cp[0-9]+t?/lib/python[0-9.]+t?/site-packages/numpy/(_core|core)/include#${np_inc}#g" \
+        -e "s#/opt/python/cp[0-9]+-cp[0-9]+t?/include/python[0-9.]+t?#${py_inc}#g" \
+        "${baked[@]}"
+    if left="$(grep -rlE --include='*.cmake' '/opt/python/cp[0-9]+' "$VENV/share")"; then
+        die "unexpected /opt/python paths remain in: $left"
+    fi
+fi
+
+# --- 3. interface packages (colcon) ------------------------------------------
+export AMENT_PREFIX_PATH="$VENV"
+export CMAKE_PREFIX_PATH="$VENV"
+
+colcon_hash="$( { printf '%s\n' "$req_hash"; hash_tree sim_msgs compat/tf2_msgs; } | hash_stdin)"
+if stamp_matches "$COLCON_STAMP" "$colcon_hash" \
+        && [[ -f install/sim_msgs/share/sim_msgs/package.xml && -f install/local_setup.sh ]]; then
+    log "interface packages up to date"
+else
+    base_paths=(sim_msgs)
+    packages=(sim_msgs)
+    # Only build the tf2_msgs stand-in when the ROS installation lacks it.
+    if "$VPY" -c 'import tf2_msgs' >/dev/null 2>&1; then
+        log "tf2_msgs provided by the ROS installation"
+        rm -rf build/tf2_msgs install/tf2_msgs
+    else
+        log "tf2_msgs missing from the ROS installation: building compat/tf2_msgs"
+        base_paths+=(compat/tf2_msgs)
+        packages+=(tf2_msgs)
+    fi
+    log "colcon build: ${packages[*]}"
+    if ! colcon --log-base "$ROOT/log" build \
+            --base-paths "${base_paths[@]}" \
+            --packages-select "${packages[@]}" \
+            --build-base "$ROOT/build" \
+            --install-base "$ROOT/install" \
+            --event-handlers console_direct- \
+            --cmake-args -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release \
+                "-DPython3_EXECUTABLE=$VPY" -DPython3_FIND_VIRTUALENV=ONLY; then
+        for pkg_log in "$ROOT"/log/latest_build/*/stdout_stderr.log; do
+            [[ -f "$pkg_log" ]] || continue
+            printf '\n----- %s (last 60 lines) -----\n' "$pkg_log" >&2
+            tail -n 60 "$pkg_log" >&2
+        done
+        die "colcon build failed (full logs in log/latest_build)"
+    fi
+    printf '%s\n' "$colcon_hash" > "$COLCON_STAMP"
+fi
+
+# --- 4. the sim_server package, editable --------------------------------------
+# Editable, so code changes need no re-install (the console script and the
+# plugin entry point groups come from setup.py).  Re-installed when setup.py or
+# setup.cfg change, or when a top-level package (sim_server/, sim_plugins/)
+# appears or disappears: setuptools' editable finder maps top-level packages
+# found at install time only.
+top_pkgs="$(for d in sim_server sim_plugins; do [[ -f "$d/__init__.py" ]] && echo "$d"; done || true)"
+editable_hash="$( { printf '%s\n' "$req_hash" "$top_pkgs"; hash_tree setup.py setup.cfg; } | hash_stdin)"
+shopt -s nullglob
+dist_info=("$VENV"/lib/python3*/site-packages/sim_server-*.dist-info)
+shopt -u nullglob
+if stamp_matches "$EDITABLE_STAMP" "$editable_hash" && ((${#dist_info[@]})); then
+    log "sim_server editable install up to date"
+else
+    log "installing sim_server (editable)"
+    "$VPY" -m pip install --disable-pip-version-check --no-deps --no-build-isolation -q -e "$ROOT"
+    printf '%s\n' "$editable_hash" > "$EDITABLE_STAMP"
+fi
+
+# --- 5. ament index entry for the source tree --------------------------------
+# An editable install does not install setup.py's data_files, so give ament an
+# install-like prefix whose share/sim_server links back to the source tree:
+# get_package_share_directory('sim_server') then finds package.xml, launch/
+# and config/ live, new files included.  env.sh puts it on AMENT_PREFIX_PATH.
+SRC_PREFIX="$ROOT/install/sim_server_source"
+mkdir -p "$SRC_PREFIX/share/ament_index/resource_index/packages" "$SRC_PREFIX/share/sim_server"
+: > "$SRC_PREFIX/share/ament_index/resource_index/packages/sim_server"
+for item in package.xml launch config; do
+    ln -sfn "$ROOT/$item" "$SRC_PREFIX/share/sim_server/$item"
+done
+
+log "environment ready: source env.sh"
