@@ -1,0 +1,1 @@
+"""The ROS 2 layer of the simulator: node, parameters, services, clock and debug markers."""

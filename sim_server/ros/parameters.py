@@ -1,0 +1,120 @@
+"""The server node's ROS parameters: declared with descriptions and units, read and validated."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rclpy.node import Node
+
+from sim_server.core.errors import ConfigError
+from sim_server.core.world import DEFAULT_STEP_SIZE
+
+DEFAULT_UPDATE_RATE = 200.0
+DEFAULT_VIZ_PUB_RATE = 30.0
+
+
+@dataclass(frozen=True)
+class ServerParameters:
+    """Validated server parameters.
+
+    Attributes:
+        world_path: world file to load.
+        update_rate: steps per second of wall time (Hz); 0 = as fast as possible.
+        step_size: sim time per physics step (s).
+        show_viz: publish debug markers for RViz.
+        viz_pub_rate: how often model markers are refreshed (Hz, wall time).
+    """
+
+    world_path: str
+    update_rate: float
+    step_size: float
+    show_viz: bool
+    viz_pub_rate: float
+
+
+def _number_descriptor(description: str, constraints: str) -> ParameterDescriptor:
+    return ParameterDescriptor(
+        type=ParameterType.PARAMETER_DOUBLE,
+        description=description,
+        additional_constraints=constraints,
+        read_only=True,
+        # Accept 200 as well as 200.0 from the command line; the value is checked below.
+        dynamic_typing=True,
+    )
+
+
+def declare_server_parameters(node: Node) -> ServerParameters:
+    """Declare the server's parameters on ``node`` and return their validated values.
+
+    Raises:
+        ConfigError: a value is missing, of the wrong type or out of range (one-line message).
+    """
+    node.declare_parameter(
+        "world_path",
+        "",
+        ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING,
+            description="Path of the Flatland-format world YAML file to load (required).",
+            read_only=True,
+        ),
+    )
+    node.declare_parameter(
+        "update_rate",
+        DEFAULT_UPDATE_RATE,
+        _number_descriptor(
+            "Physics steps per second of wall time, in Hz. 0 runs as fast as possible.",
+            "Hz, >= 0",
+        ),
+    )
+    node.declare_parameter(
+        "step_size",
+        DEFAULT_STEP_SIZE,
+        _number_descriptor("Sim time advanced by one physics step, in seconds.", "s, > 0"),
+    )
+    node.declare_parameter(
+        "show_viz",
+        True,
+        ParameterDescriptor(
+            type=ParameterType.PARAMETER_BOOL,
+            description="Publish debug MarkerArrays of layers and models for RViz.",
+            read_only=True,
+        ),
+    )
+    node.declare_parameter(
+        "viz_pub_rate",
+        DEFAULT_VIZ_PUB_RATE,
+        _number_descriptor("Refresh rate of the model debug markers, in Hz of wall time.", "Hz, > 0"),
+    )
+    world_path = node.get_parameter("world_path").value
+    if not isinstance(world_path, str) or not world_path:
+        raise ConfigError(
+            'parameter "world_path" is required: pass --ros-args -p world_path:=/path/to/world.yaml'
+        )
+    params = ServerParameters(
+        world_path=world_path,
+        update_rate=_number(node, "update_rate", allow_zero=True),
+        step_size=_number(node, "step_size", allow_zero=False),
+        show_viz=_boolean(node, "show_viz"),
+        viz_pub_rate=_number(node, "viz_pub_rate", allow_zero=False),
+    )
+    return params
+
+
+def _number(node: Node, name: str, *, allow_zero: bool) -> float:
+    value = node.get_parameter(name).value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f'parameter "{name}" must be a number, got {value!r}')
+    number = float(value)
+    if not math.isfinite(number) or number < 0.0 or (number == 0.0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ConfigError(f'parameter "{name}" must be a finite number {bound}, got {value!r}')
+    return number
+
+
+def _boolean(node: Node, name: str) -> bool:
+    value = node.get_parameter(name).value
+    if not isinstance(value, bool):
+        raise ConfigError(f'parameter "{name}" must be true or false, got {value!r}')
+    return value

@@ -1,0 +1,181 @@
+"""The simulation server node: one thread stepping the world, publishing /clock and serving ROS.
+
+Each tick of :meth:`SimServerNode.run` runs the world's before-step hooks, the Box2D step,
+advances sim time by ``step_size``, publishes ``/clock``, runs the after-step hooks and then
+serves pending ROS callbacks (services, subscriptions) until the tick's wall-clock deadline.
+At ``update_rate`` 0 it steps as fast as it can and serves callbacks every
+:data:`FAST_MODE_SERVICE_PERIOD` seconds. While paused, sim time and /clock stop and services
+still answer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from rclpy.executors import Executor, ExternalShutdownException, ShutdownException, SingleThreadedExecutor
+from rclpy.executors import TimeoutException
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+
+from sim_server.core.step_timing import Pacer, StepStatistics
+from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
+from sim_server.core.world import World
+from sim_server.ros import logging_bridge
+from sim_server.ros.parameters import ServerParameters, declare_server_parameters
+from sim_server.ros.services import WorldServices
+from sim_server.ros.visualization import DebugVisualization
+
+#: Wall seconds between the log lines with sim time, real-time factor and step statistics.
+STATS_LOG_PERIOD = 5.0
+#: Wall seconds between callback servicing when running as fast as possible (update_rate 0).
+FAST_MODE_SERVICE_PERIOD = 0.005
+#: Wall seconds the loop waits for callbacks per tick while paused.
+PAUSED_TICK = 0.02
+#: Most callbacks served in one go, so a flood of requests cannot stall the simulation.
+MAX_CALLBACKS_PER_TICK = 100
+
+
+class SimServerNode(Node):
+    """The ``sim_server`` node: loads the world named by ``world_path`` and runs it.
+
+    Raises:
+        ConfigError: a parameter or the world is invalid (the message is one line).
+    """
+
+    def __init__(self, node_name: str = "sim_server", **node_kwargs) -> None:
+        super().__init__(node_name, **node_kwargs)
+        self.visualization: DebugVisualization | None = None
+        self.world: World | None = None
+        self._log_handler = logging_bridge.attach(self)
+        try:
+            self.params: ServerParameters = declare_server_parameters(self)
+            self.world = World.from_file(self.params.world_path, self.params.step_size)
+        except Exception:
+            self.destroy_node()
+            raise
+        self._clock_publisher = self.create_publisher(Clock, "/clock", 10)
+        self._clock_msg = Clock()
+        self.world.after_step_hooks.insert(0, self._publish_clock)
+        self.world_services = WorldServices(self, self.world, self._on_pause_changed)
+        self.visualization = (
+            DebugVisualization(self, self.world, lambda: self.world.time.time_ns) if self.params.show_viz else None
+        )
+        self.pacer = Pacer(self.params.update_rate)
+        self.step_stats = StepStatistics()
+        self.real_time_factor = 0.0
+        self._window_wall = time.monotonic()
+        self._window_sim_ns = 0
+
+    # ------------------------------------------------------------------ per-step work
+    def _publish_clock(self, timekeeper: TimeKeeper) -> None:
+        stamp = self._clock_msg.clock
+        stamp.sec, stamp.nanosec = divmod(timekeeper.time_ns, NANOSECONDS_PER_SECOND)
+        self._clock_publisher.publish(self._clock_msg)
+
+    def _on_pause_changed(self, paused: bool) -> None:
+        self.get_logger().info("simulation paused" if paused else "simulation resumed")
+        if not paused:
+            self.pacer.restart()
+
+    @property
+    def paused(self) -> bool:
+        """Whether sim time is stopped."""
+        return self.world.time.paused
+
+    def step_once(self) -> None:
+        """Advance the world one step and record how long it took."""
+        started = time.perf_counter()
+        self.world.step()
+        self.step_stats.record(time.perf_counter() - started)
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, executor: Executor | None = None, stop: Callable[[], bool] | None = None) -> None:
+        """Step and serve until the context shuts down or ``stop()`` returns true.
+
+        Args:
+            executor: the executor to serve callbacks with (a private single-threaded one if
+                None); other nodes added to it are served by the same thread.
+            stop: polled once per tick.
+        """
+        own_executor = executor is None
+        if executor is None:
+            executor = SingleThreadedExecutor(context=self.context)
+            executor.add_node(self)
+        viz_period = 1.0 / self.params.viz_pub_rate
+        now = time.monotonic()
+        next_viz = now
+        next_stats = now + STATS_LOG_PERIOD
+        next_service = now
+        self._window_wall, self._window_sim_ns = now, self.world.time.time_ns
+        self.pacer.restart()
+        try:
+            while self.context.ok() and not (stop is not None and stop()):
+                if not self.paused:
+                    self.step_once()
+                now = time.monotonic()
+                if self.visualization is not None and now >= next_viz:
+                    self.visualization.publish_models()
+                    next_viz = now + viz_period
+                if now >= next_stats:
+                    self.log_statistics(now)
+                    next_stats = now + STATS_LOG_PERIOD
+                if self.paused:
+                    self._serve_until(executor, now + PAUSED_TICK)
+                elif self.pacer.paced:
+                    self._serve_until(executor, self.pacer.next_deadline())
+                elif now >= next_service:
+                    self._serve_until(executor, now)
+                    next_service = now + FAST_MODE_SERVICE_PERIOD
+        except (ExternalShutdownException, ShutdownException):
+            pass
+        finally:
+            if own_executor:
+                executor.remove_node(self)
+                executor.shutdown(timeout_sec=0)
+
+    def _serve_until(self, executor: Executor, deadline: float) -> None:
+        """Run ready callbacks, waiting for more until ``deadline`` (monotonic seconds)."""
+        served_late = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=max(remaining, 0.0))
+            except TimeoutException:
+                return
+            handler()
+            exception = handler.exception()
+            if exception is not None:
+                raise exception
+            if remaining <= 0.0:
+                served_late += 1
+                if served_late >= MAX_CALLBACKS_PER_TICK:
+                    return
+
+    def log_statistics(self, now: float | None = None) -> None:
+        """Log sim time, real-time factor and step-time statistics of the window just ended."""
+        now = time.monotonic() if now is None else now
+        wall = now - self._window_wall
+        sim_ns = self.world.time.time_ns - self._window_sim_ns
+        self.real_time_factor = (sim_ns / NANOSECONDS_PER_SECOND) / wall if wall > 0 else 0.0
+        stats = self.step_stats
+        self.get_logger().info(
+            f"sim time {self.world.time.sim_time:.2f} s | real-time factor {self.real_time_factor:.2f} | "
+            f"{stats.count} steps, step time mean {stats.mean * 1e3:.3f} ms, max {stats.maximum * 1e3:.3f} ms | "
+            f"overruns {self.pacer.overruns}" + (" | paused" if self.paused else "")
+        )
+        stats.reset()
+        self._window_wall, self._window_sim_ns = now, self.world.time.time_ns
+
+    def destroy_node(self) -> None:
+        """Release markers, the world and the log bridge, then the node."""
+        if self.visualization is not None:
+            self.visualization.close()
+            self.visualization = None
+        if self.world is not None:
+            self.world.close()
+            self.world = None
+        if self._log_handler is not None:
+            logging_bridge.detach(self._log_handler)
+            self._log_handler = None
+        super().destroy_node()

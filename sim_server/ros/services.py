@@ -1,0 +1,105 @@
+"""The server's services: spawn, delete and move models; pause, resume and toggle the world.
+
+Every handler answers: a request that cannot be carried out returns ``success = false`` with a
+message (for instance ``model with name "X" does not exist``) and the server runs on. An
+unexpected exception is logged with its traceback and answered the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from rclpy.node import Node
+from std_srvs.srv import Empty
+
+from sim_msgs.srv import DeleteModel, MoveModel, SpawnModel
+from sim_server.core.errors import SimError
+from sim_server.core.world import World
+from sim_server.ros.conversions import pose2d_from_msg
+
+LOGGER = logging.getLogger("sim_server")
+
+
+def _answer(response: Any, action: Callable[[], str], what: str) -> Any:
+    """Run ``action``; fill ``response.success``/``message`` from its result or its error."""
+    try:
+        response.message = action()
+        response.success = True
+    except SimError as exc:
+        response.success = False
+        response.message = str(exc)
+        LOGGER.warning("%s failed: %s", what, exc)
+    except Exception as exc:  # a bug must not take the server down
+        response.success = False
+        response.message = f"internal error: {type(exc).__name__}: {exc}"
+        LOGGER.exception("%s failed with an internal error", what)
+    return response
+
+
+class WorldServices:
+    """Creates the world services on ``node`` (names relative to the node's namespace).
+
+    Args:
+        node: the server node.
+        world: the world the services act on.
+        on_pause_changed: called after pause/resume so the step loop can re-time itself.
+    """
+
+    def __init__(self, node: Node, world: World, on_pause_changed: Callable[[bool], None]) -> None:
+        self._node = node
+        self._world = world
+        self._on_pause_changed = on_pause_changed
+        self._services = [
+            node.create_service(SpawnModel, "spawn_model", self._spawn_model),
+            node.create_service(DeleteModel, "delete_model", self._delete_model),
+            node.create_service(MoveModel, "move_model", self._move_model),
+            node.create_service(Empty, "pause", self._pause),
+            node.create_service(Empty, "resume", self._resume),
+            node.create_service(Empty, "toggle_pause", self._toggle_pause),
+        ]
+
+    @property
+    def names(self) -> list[str]:
+        """Fully qualified names of the services offered."""
+        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
+
+    def _spawn_model(self, request: SpawnModel.Request, response: SpawnModel.Response) -> SpawnModel.Response:
+        def spawn() -> str:
+            model = self._world.spawn_model(
+                request.yaml_path, request.name, request.ns, pose2d_from_msg(request.pose)
+            )
+            return f'spawned model "{model.name}" from "{model.spec.path}"'
+
+        return _answer(response, spawn, f'spawn_model "{request.name}"')
+
+    def _delete_model(self, request: DeleteModel.Request, response: DeleteModel.Response) -> DeleteModel.Response:
+        def delete() -> str:
+            self._world.delete_model(request.name)
+            return f'deleted model "{request.name}"'
+
+        return _answer(response, delete, f'delete_model "{request.name}"')
+
+    def _move_model(self, request: MoveModel.Request, response: MoveModel.Response) -> MoveModel.Response:
+        def move() -> str:
+            pose = pose2d_from_msg(request.pose)
+            self._world.move_model(request.name, pose)
+            return f'moved model "{request.name}" to ({pose.x:g}, {pose.y:g}, {pose.theta:g})'
+
+        return _answer(response, move, f'move_model "{request.name}"')
+
+    def _set_paused(self, paused: bool) -> None:
+        self._world.time.paused = paused
+        self._on_pause_changed(paused)
+
+    def _pause(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
+        self._set_paused(True)
+        return response
+
+    def _resume(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
+        self._set_paused(False)
+        return response
+
+    def _toggle_pause(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
+        self._set_paused(not self._world.time.paused)
+        return response

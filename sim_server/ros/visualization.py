@@ -1,0 +1,228 @@
+"""Debug markers for RViz: one MarkerArray topic per layer and per model, in frame ``map``.
+
+Layers are drawn once (edges as a line list) and latched; models are redrawn at
+``viz_pub_rate`` (circles as cylinders, polygons as closed line strips, joints as lines from
+each body to its anchor). Topics are ``~/debug/layer/<name>`` and ``~/debug/model/<name>``
+(names made valid topic tokens, see :func:`topic_token`); their list is on ``~/debug/topics``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from geometry_msgs.msg import Point
+from rclpy.node import Node
+from rclpy.publisher import Publisher
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import ColorRGBA
+from visualization_msgs.msg import Marker, MarkerArray
+
+from sim_msgs.msg import DebugTopicList
+from sim_server.core.geometry import Pose2D
+from sim_server.core.layer import Layer
+from sim_server.core.model import Model
+from sim_server.core.world import World
+from sim_server.ros.conversions import set_pose_msg, time_msg
+from sim_server.ros.names import topic_token
+
+#: Frame of every debug marker.
+VIZ_FRAME = "map"
+#: Width of drawn lines (m).
+LINE_WIDTH = 0.02
+#: Height of drawn cylinders (m).
+CYLINDER_HEIGHT = 0.01
+#: How long (s, wall time) a deleted model's topic keeps its DELETEALL latched before it goes.
+RETIRE_DELAY = 2.0
+
+LATCHED_QOS = QoSProfile(
+    depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+)
+
+
+def _color(rgba: tuple[float, float, float, float]) -> ColorRGBA:
+    return ColorRGBA(r=float(rgba[0]), g=float(rgba[1]), b=float(rgba[2]), a=float(rgba[3]))
+
+
+def _new_marker(namespace: str, marker_id: int, marker_type: int, rgba: tuple[float, float, float, float]) -> Marker:
+    """A marker to add in frame :data:`VIZ_FRAME`."""
+    marker = Marker()
+    marker.header.frame_id = VIZ_FRAME
+    marker.ns = namespace
+    marker.id = marker_id
+    marker.type = marker_type
+    marker.action = Marker.ADD
+    marker.color = _color(rgba)
+    return marker
+
+
+def layer_markers(layer: Layer, stamp_ns: int) -> MarkerArray:
+    """The markers of a layer: its edges as one line list placed at the map origin."""
+    marker = _new_marker(layer.name, 0, Marker.LINE_LIST, layer.spec.color)
+    marker.header.stamp = time_msg(stamp_ns)
+    origin = layer.map_data.origin if layer.map_data is not None else Pose2D()
+    set_pose_msg(marker.pose, origin.x, origin.y, origin.theta)
+    marker.scale.x = LINE_WIDTH
+    points = []
+    for x1, y1, x2, y2 in layer.edges.tolist():
+        points.append(Point(x=x1, y=y1, z=0.0))
+        points.append(Point(x=x2, y=y2, z=0.0))
+    marker.points = points
+    return MarkerArray(markers=[marker])
+
+
+@dataclass
+class _BodyMarker:
+    marker: Marker
+    body: object  # Box2D body
+    offset: Pose2D  # marker frame in the body frame
+
+
+class ModelMarkers:
+    """The markers of one model, built once and re-posed on every update."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self._bodies: list[_BodyMarker] = []
+        self._joints: list[tuple[Marker, object]] = []
+        next_id = 0
+        for body in model.bodies.values():
+            for footprint in body.spec.footprints:
+                if footprint.shape == "circle":
+                    marker = _new_marker(f"{model.name}/{body.name}", next_id, Marker.CYLINDER, body.spec.color)
+                    marker.scale.x = marker.scale.y = 2.0 * footprint.radius
+                    marker.scale.z = CYLINDER_HEIGHT
+                    offset = Pose2D(footprint.center[0], footprint.center[1], 0.0)
+                else:
+                    marker = _new_marker(f"{model.name}/{body.name}", next_id, Marker.LINE_STRIP, body.spec.color)
+                    marker.scale.x = LINE_WIDTH
+                    closed = list(footprint.points) + [footprint.points[0]]
+                    marker.points = [Point(x=x, y=y, z=0.0) for x, y in closed]
+                    offset = Pose2D()
+                next_id += 1
+                self._bodies.append(_BodyMarker(marker, body.physics_body, offset))
+        for joint in model.joints.values():
+            marker = _new_marker(f"{model.name}/{joint.name}", next_id, Marker.LINE_LIST, joint.spec.color)
+            next_id += 1
+            marker.scale.x = LINE_WIDTH
+            marker.pose.orientation.w = 1.0
+            marker.points = [Point() for _ in range(4)]
+            self._joints.append((marker, joint.physics_joint))
+        self._array = MarkerArray(markers=[b.marker for b in self._bodies] + [m for m, _ in self._joints])
+
+    def update(self, stamp_ns: int) -> MarkerArray:
+        """Re-pose every marker to the current body poses and stamp them."""
+        stamp = time_msg(stamp_ns)
+        for item in self._bodies:
+            position = item.body.position
+            pose = Pose2D(position.x, position.y, item.body.angle).compose(item.offset)
+            item.marker.header.stamp = stamp
+            set_pose_msg(item.marker.pose, pose.x, pose.y, pose.theta)
+        for marker, joint in self._joints:
+            marker.header.stamp = stamp
+            ends = (joint.bodyA.position, joint.anchorA, joint.bodyB.position, joint.anchorB)
+            for point, (x, y) in zip(marker.points, ends):
+                point.x, point.y = float(x), float(y)
+        return self._array
+
+
+def delete_all_markers() -> MarkerArray:
+    """A MarkerArray that removes every marker of its topic in RViz."""
+    marker = Marker()
+    marker.header.frame_id = VIZ_FRAME
+    marker.action = Marker.DELETEALL
+    return MarkerArray(markers=[marker])
+
+
+class DebugVisualization:
+    """Owns the debug marker publishers of a world (a :class:`WorldListener`).
+
+    Args:
+        node: the server node (topics are relative to its private namespace).
+        world: the world to draw.
+        clock_ns: returns the sim time (ns) used to stamp markers.
+    """
+
+    def __init__(self, node: Node, world: World, clock_ns: Callable[[], int]) -> None:
+        self._node = node
+        self._world = world
+        self._clock_ns = clock_ns
+        self._topics: dict[str, str] = {}  # key ("layer/<name>" / "model/<name>") -> topic
+        self._layer_publishers: list[Publisher] = []
+        self._model_publishers: dict[str, tuple[Publisher, ModelMarkers]] = {}
+        self._retired: list[tuple[float, Publisher]] = []
+        self._topic_list_publisher = node.create_publisher(DebugTopicList, "~/debug/topics", LATCHED_QOS)
+        for layer in world.layers:
+            publisher = self._create_publisher(f"layer/{layer.name}")
+            publisher.publish(layer_markers(layer, clock_ns()))
+            self._layer_publishers.append(publisher)
+        for model in world.all_models():
+            self.on_model_added(model)
+        world.add_listener(self)
+        self._publish_topic_list()
+
+    def _create_publisher(self, key: str) -> Publisher:
+        kind, _, name = key.partition("/")
+        publisher = self._node.create_publisher(MarkerArray, f"~/debug/{kind}/{topic_token(name)}", LATCHED_QOS)
+        self._topics[key] = publisher.topic_name
+        return publisher
+
+    def _publish_topic_list(self) -> None:
+        self._topic_list_publisher.publish(DebugTopicList(topics=sorted(self._topics.values())))
+
+    @property
+    def topics(self) -> list[str]:
+        """The fully qualified debug topic names currently offered."""
+        return sorted(self._topics.values())
+
+    # ------------------------------------------------------------------ WorldListener
+    def on_model_added(self, model: Model) -> None:
+        """Create the model's topic and draw it."""
+        publisher = self._create_publisher(f"model/{model.name}")
+        markers = ModelMarkers(model)
+        self._model_publishers[model.name] = (publisher, markers)
+        publisher.publish(markers.update(self._clock_ns()))
+        self._publish_topic_list()
+
+    def on_model_removed(self, model: Model) -> None:
+        """Erase the model's markers and retire its topic after :data:`RETIRE_DELAY` seconds."""
+        entry = self._model_publishers.pop(model.name, None)
+        if entry is None:
+            return
+        publisher, _ = entry
+        publisher.publish(delete_all_markers())
+        self._retired.append((time.monotonic() + RETIRE_DELAY, publisher))
+        self._topics.pop(f"model/{model.name}", None)
+        self._publish_topic_list()
+
+    # ------------------------------------------------------------------ periodic work
+    def publish_models(self) -> None:
+        """Redraw every model that has subscribers; retire expired topics."""
+        stamp_ns = self._clock_ns()
+        for publisher, markers in self._model_publishers.values():
+            if publisher.get_subscription_count() > 0:
+                publisher.publish(markers.update(stamp_ns))
+        if self._retired:
+            now = time.monotonic()
+            keep = []
+            for deadline, publisher in self._retired:
+                if deadline <= now:
+                    self._node.destroy_publisher(publisher)
+                else:
+                    keep.append((deadline, publisher))
+            self._retired = keep
+
+    def close(self) -> None:
+        """Stop listening to the world and destroy every publisher."""
+        self._world.remove_listener(self)
+        for publisher in self._layer_publishers:
+            self._node.destroy_publisher(publisher)
+        for publisher, _ in self._model_publishers.values():
+            self._node.destroy_publisher(publisher)
+        for _, publisher in self._retired:
+            self._node.destroy_publisher(publisher)
+        self._node.destroy_publisher(self._topic_list_publisher)
+        self._layer_publishers.clear()
+        self._model_publishers.clear()
+        self._retired.clear()

@@ -1,0 +1,45 @@
+"""The server as a process: one clear line and exit code 1 for bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from test.conftest import LOAD_WORLD_TESTS, REPO_ROOT
+
+
+def run_server(*ros_args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sim_server", "--ros-args", *ros_args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_missing_world_path_exits_1_with_one_line() -> None:
+    result = run_server()
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines == ['sim_server: error: parameter "world_path" is required: pass --ros-args -p world_path:=/path/to/world.yaml']
+
+
+@pytest.mark.parametrize(
+    ("case", "facts"),
+    [
+        ("world_invalid_C", ["world_invalid_C/world.yaml", 'layers[0] ("2d")', '"random_param_1"']),
+        ("model_invalid_E", ["turtlebot.model.yaml", 'key "layers"', "random_layer"]),
+        ("does_not_exist", ["does_not_exist/world.yaml", "does not exist"]),
+    ],
+)
+def test_invalid_world_exits_1_naming_file_and_key(case: str, facts: list[str]) -> None:
+    result = run_server("-p", f"world_path:={LOAD_WORLD_TESTS / case / 'world.yaml'}")
+    assert result.returncode == 1
+    error_lines = [line for line in result.stderr.splitlines() if "error" in line]
+    assert len(error_lines) == 1 and error_lines[0].startswith("sim_server: error: ")
+    assert "Traceback" not in result.stderr
+    for fact in facts:
+        assert fact in error_lines[0]
