@@ -1,0 +1,1 @@
+"""Benchmarks of sim_server (``make bench``); results are written under bench/results/."""
