@@ -17,6 +17,7 @@ import numpy as np
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.map_image import MapImageError, extract_edges, occupancy, read_grey_image
+from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.yaml_reader import YamlReader, load_yaml_file, resolve_path
 
 LINE_SEGMENTS_TYPE = "line_segments"
@@ -38,9 +39,9 @@ class MapData:
     source: Path
 
 
-def load_map_file(path: Path, layer_name: str) -> MapData:
+def load_map_file(path: Path, layer_name: str, preprocessor: YamlPreprocessor | None = None) -> MapData:
     """Read the map file at ``path`` for layer ``layer_name`` (named in errors)."""
-    reader = YamlReader(load_yaml_file(path, f'map file of layer "{layer_name}"'), path)
+    reader = YamlReader(load_yaml_file(path, f'map file of layer "{layer_name}"', preprocessor), path)
     map_type = reader.get_str("type", IMAGE_TYPE)
     if map_type == LINE_SEGMENTS_TYPE:
         data = _load_line_segments(reader, path)

@@ -15,6 +15,7 @@ from typing import Any
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.shape_validation import MAX_POLYGON_VERTICES, ShapeError, normalize_polygon
+from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.yaml_reader import YamlReader, load_yaml_file
 
 Color = tuple[float, float, float, float]
@@ -117,9 +118,9 @@ class ModelSpec:
         return next((body for body in self.bodies if body.name == name), None)
 
 
-def load_model_file(path: Path) -> ModelSpec:
-    """Read and validate the model file at ``path``."""
-    reader = YamlReader(load_yaml_file(path, "model file"), path)
+def load_model_file(path: Path, preprocessor: YamlPreprocessor | None = None) -> ModelSpec:
+    """Read, preprocess and validate the model file at ``path``."""
+    reader = YamlReader(load_yaml_file(path, "model file", preprocessor), path)
     return parse_model(reader, path)
 
 

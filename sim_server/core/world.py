@@ -28,6 +28,7 @@ from sim_server.core.model import Model
 from sim_server.core.model_file import ModelSpec, load_model_file
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.world_file import WorldSpec, load_world_file
+from sim_server.core.yaml_preprocessor import YamlPreprocessor
 
 LOGGER = logging.getLogger("sim_server")
 
@@ -53,10 +54,14 @@ class World:
     Args:
         spec: the validated world file.
         step_size: physics step in seconds.
+        preprocessor: expands ``$eval``/``$include`` in files read later (spawned models).
     """
 
-    def __init__(self, spec: WorldSpec, step_size: float = DEFAULT_STEP_SIZE) -> None:
+    def __init__(
+        self, spec: WorldSpec, step_size: float = DEFAULT_STEP_SIZE, preprocessor: YamlPreprocessor | None = None
+    ) -> None:
         self.spec = spec
+        self.preprocessor = preprocessor or YamlPreprocessor()
         self.time = TimeKeeper(step_size)
         self.physics = b2.world(gravity=(0.0, 0.0), doSleep=True)
         self.collision_filter = CollisionFilterRegistry()
@@ -68,20 +73,32 @@ class World:
 
     # ---------------------------------------------------------------------------- loading
     @classmethod
-    def from_file(cls, world_path: str | Path, step_size: float = DEFAULT_STEP_SIZE) -> "World":
+    def from_file(
+        cls,
+        world_path: str | Path,
+        step_size: float = DEFAULT_STEP_SIZE,
+        preprocessor: YamlPreprocessor | None = None,
+    ) -> "World":
         """Load the world file at ``world_path`` with its layers and models.
+
+        Args:
+            world_path: the world YAML file.
+            step_size: physics step in seconds.
+            preprocessor: the YAML preprocessor (its ``param()`` lookup); a default one reads
+                the environment only.
 
         Raises:
             ConfigError: any file is missing or invalid; the message names file, entry and key.
         """
-        spec = load_world_file(Path(world_path))
-        world = cls(spec, step_size)
+        preprocessor = preprocessor or YamlPreprocessor()
+        spec = load_world_file(Path(world_path), preprocessor)
+        world = cls(spec, step_size, preprocessor)
         world._load_layers()
         model_specs: dict[Path, ModelSpec] = {}
         for entry in spec.models:
             try:
                 if entry.model_path not in model_specs:
-                    model_specs[entry.model_path] = load_model_file(entry.model_path)
+                    model_specs[entry.model_path] = load_model_file(entry.model_path, world.preprocessor)
                 world.add_model(model_specs[entry.model_path], entry.name, entry.namespace, entry.pose)
             except ConfigError as exc:
                 raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
@@ -99,7 +116,9 @@ class World:
                 self.collision_filter.register_layer(name)
         for layer_spec in self.spec.layers:
             bits, _ = self.collision_filter.category_bits(layer_spec.names)
-            map_data = load_map_file(layer_spec.map_path, layer_spec.name) if layer_spec.map_path else None
+            map_data = (
+                load_map_file(layer_spec.map_path, layer_spec.name, self.preprocessor) if layer_spec.map_path else None
+            )
             self.layers.append(Layer(self.physics, layer_spec, map_data, bits))
 
     # ---------------------------------------------------------------------------- listeners
@@ -152,7 +171,7 @@ class World:
         if name in self.models:
             raise EntityError(f'model with name "{name}" already exists')
         _check_pose(pose)
-        return self.add_model(load_model_file(path), name, namespace, pose)
+        return self.add_model(load_model_file(path, self.preprocessor), name, namespace, pose)
 
     def model(self, name: str) -> Model:
         """The model called ``name`` (:class:`EntityError` when there is none)."""

@@ -14,6 +14,7 @@ from sim_server.core.collision_filter import MAX_LAYERS
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.model_file import Color, PluginSpec, parse_plugin
+from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.yaml_reader import YamlReader, load_yaml_file, resolve_path
 
 DEFAULT_VELOCITY_ITERATIONS = 10
@@ -59,10 +60,10 @@ class WorldSpec:
     plugins: tuple[PluginSpec, ...]
 
 
-def load_world_file(path: Path) -> WorldSpec:
-    """Read and validate the world file at ``path`` (its maps and models are read later)."""
+def load_world_file(path: Path, preprocessor: YamlPreprocessor | None = None) -> WorldSpec:
+    """Read, preprocess and validate the world file at ``path`` (its maps and models are read later)."""
     path = Path(path)
-    reader = YamlReader(load_yaml_file(path, "world file"), path)
+    reader = YamlReader(load_yaml_file(path, "world file", preprocessor), path)
     properties = reader.get_map("properties")
     velocity_iterations = properties.get_int("velocity_iterations", DEFAULT_VELOCITY_ITERATIONS, minimum=1)
     position_iterations = properties.get_int("position_iterations", DEFAULT_POSITION_ITERATIONS, minimum=1)

@@ -1,18 +1,14 @@
 """Strict reading of YAML configuration files.
 
-:func:`load_yaml_file` parses a file and :class:`YamlReader` reads one mapping of it. A reader
-knows the file and the entry it reads (``layers[2] ("walls")``), checks the type of every value,
-records which keys were read and reports the rest as unrecognized, so every error names the
-file, the entry and the key at fault.
-
-Numbers follow YAML 1.2 (and yaml-cpp, which the reference simulator uses): ``-.5``, ``1e3`` and
-``-5e-2`` are floats, unlike PyYAML's YAML 1.1 default where they would be strings.
+:func:`load_yaml_file` parses and preprocesses a file (:mod:`sim_server.core.yaml_preprocessor`)
+and :class:`YamlReader` reads one mapping of it. A reader knows the file and the entry it reads
+(``layers[2] ("walls")``), checks the type of every value, records which keys were read and
+reports the rest as unrecognized, so every error names the file, the entry and the key at fault.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -20,63 +16,16 @@ import yaml
 
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
+from sim_server.core.yaml_parsing import parse_yaml_text, resolve_path  # noqa: F401 - re-exported
+from sim_server.core.yaml_preprocessor import YamlPreprocessor
 
 #: Sentinel meaning "this key must be present".
 REQUIRED: Any = object()
 
-_YAML12_FLOAT = re.compile(
-    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-)
 
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 floats that rejects duplicate keys in a mapping."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                line = key_node.start_mark.line + 1
-                raise yaml.constructor.ConstructorError(
-                    None, None, f'duplicate key "{key}" (line {line})', key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+.0123456789"))
-
-
-def parse_yaml_text(text: str, source: str) -> Any:
-    """Parse ``text`` (the contents of ``source``) with the strict loader."""
-    try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{source}: invalid YAML{where}: {problem}") from None
-
-
-def load_yaml_file(path: Path, what: str) -> Any:
-    """Read and parse the YAML file at ``path``; ``what`` names it in errors ("world file")."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f'{what} "{path}" does not exist') from None
-    except IsADirectoryError:
-        raise ConfigError(f'{what} "{path}" is a directory, not a file') from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f'{what} "{path}" cannot be read: {exc}') from None
-    return parse_yaml_text(text, str(path))
-
-
-def resolve_path(value: str, relative_to: Path) -> Path:
-    """Resolve a path from a YAML file: absolute as given, otherwise relative to that file's folder."""
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else relative_to.parent / path
+def load_yaml_file(path: Path, what: str, preprocessor: YamlPreprocessor | None = None) -> Any:
+    """Read, parse and preprocess the YAML file at ``path``; ``what`` names it in errors."""
+    return (preprocessor or YamlPreprocessor()).load_file(path, what)
 
 
 def _describe(value: Any) -> str:

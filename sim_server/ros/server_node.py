@@ -11,7 +11,10 @@ still answer.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import InvalidParameterException
 
 from rclpy.executors import Executor, ExternalShutdownException, ShutdownException, SingleThreadedExecutor
 from rclpy.executors import TimeoutException
@@ -21,6 +24,7 @@ from rosgraph_msgs.msg import Clock
 from sim_server.core.step_timing import Pacer, StepStatistics
 from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
+from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.ros import logging_bridge
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
 from sim_server.ros.services import WorldServices
@@ -50,7 +54,9 @@ class SimServerNode(Node):
         self._log_handler = logging_bridge.attach(self)
         try:
             self.params: ServerParameters = declare_server_parameters(self)
-            self.world = World.from_file(self.params.world_path, self.params.step_size)
+            self.world = World.from_file(
+                self.params.world_path, self.params.step_size, YamlPreprocessor(self.lookup_parameter)
+            )
         except Exception:
             self.destroy_node()
             raise
@@ -66,6 +72,28 @@ class SimServerNode(Node):
         self.real_time_factor = 0.0
         self._window_wall = time.monotonic()
         self._window_sim_ns = 0
+
+    def lookup_parameter(self, name: str) -> tuple[bool, Any]:
+        """``param()`` of the YAML preprocessor: this node's parameter ``name``.
+
+        ``/robot/speed`` and ``robot/speed`` name the parameter ``robot.speed``. A parameter not
+        yet declared is declared (dynamically typed), which picks up a ``-p`` override.
+        """
+        parameter_name = name.strip("/").replace("/", ".")
+        if not parameter_name:
+            return False, None
+        if not self.has_parameter(parameter_name):
+            try:
+                self.declare_parameter(
+                    parameter_name,
+                    descriptor=ParameterDescriptor(
+                        description="Read by a world, model or map file through param().", dynamic_typing=True
+                    ),
+                )
+            except (InvalidParameterException, ValueError, TypeError):
+                return False, None
+        value = self.get_parameter(parameter_name).value
+        return value is not None, value
 
     # ------------------------------------------------------------------ per-step work
     def _publish_clock(self, timekeeper: TimeKeeper) -> None:

@@ -160,3 +160,18 @@ def test_integer_parameters_are_accepted_and_described(ros_context) -> None:
         assert "seconds" in server.describe_parameter("step_size").description
     finally:
         server.destroy_node()
+
+
+def test_param_in_world_files_reads_node_parameters(ros_context, tmp_path) -> None:
+    world_file = tmp_path / "world.yaml"
+    world_file.write_text(
+        "properties:\n"
+        "  velocity_iterations: $eval param('/sim/iterations', 3)\n"
+        "  position_iterations: $eval param('/missing', 4)\n"
+    )
+    server = make_server(ros_context, world_path=str(world_file), **{"sim.iterations": 9})
+    try:
+        assert server.world.spec.velocity_iterations == 9
+        assert server.world.spec.position_iterations == 4
+    finally:
+        server.destroy_node()

@@ -1,0 +1,228 @@
+"""The YAML preprocessor of world, model and map files (the reference's, plus includes).
+
+Applied to every parsed file before validation:
+
+* ``$eval <Lua>``: a scalar starting with ``$eval`` is replaced by the result of the Lua code
+  after it (``return`` is prepended when the code has none). ``nil`` becomes ``""``, booleans
+  ``true``/``false``, numbers stay numbers. Lua sees ``env(name[, default])`` (environment
+  variables; numeric-looking values become numbers) and ``param(name[, default])`` (the server
+  node's ROS parameters). A Lua error is a :class:`ConfigError` naming file, key and expression.
+* ``$include <path>``: a scalar replaced by the parsed, preprocessed file (relative to the
+  including file).
+* ``$[include] <path>``: an element of a sequence replaced by one element per document of a
+  multi-document file.
+* ``enabled: <bool>`` on an entry of a ``bodies``, ``joints`` or ``plugins`` list: ``false``
+  removes the entry (``true`` just removes the key). The value may come from ``$eval``.
+
+Results of ``$eval`` are resolved like YAML scalars, as yaml-cpp's untyped scalars are in the
+reference: ``"12"`` reads as a number, ``"true"`` as a boolean, other text as a string.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from sim_server.core.errors import ConfigError
+from sim_server.core.yaml_parsing import load_yaml_documents, load_yaml_text, parse_yaml_text, resolve_path
+
+EVAL_PREFIX = "$eval"
+INCLUDE_PREFIX = "$include"
+SPLICE_PREFIX = "$[include]"
+ENABLED_KEY = "enabled"
+#: Lists whose entries may carry ``enabled``.
+TOGGLEABLE_LISTS = ("bodies", "joints", "plugins")
+
+#: Looks up a ROS parameter by name: returns (found, value).
+ParamLookup = Callable[[str], tuple[bool, Any]]
+
+# env() and param() in Lua: the raw lookups are Python functions; the numeric conversions
+# follow Lua's own tonumber(), as the reference's lua_isnumber/lua_tonumber do.
+_LUA_BINDINGS = """
+function env(name, default)
+  local value = __sim_getenv(tostring(name))
+  if value == nil then
+    if default == nil then return nil end
+    return tonumber(default) or default
+  end
+  return tonumber(value) or value
+end
+
+function param(name, default)
+  local found, value = __sim_param(tostring(name))
+  if not found then
+    if default == nil then return nil end
+    return tonumber(default) or default
+  end
+  if type(value) == "boolean" then return value and "true" or "false" end
+  return value
+end
+"""
+
+
+def _no_parameters(name: str) -> tuple[bool, Any]:
+    return False, None
+
+
+def resolve_scalar(text: str) -> Any:
+    """Read ``text`` as a plain YAML scalar would be: number, boolean or (otherwise) the text."""
+    if "\n" in text or not text.strip():
+        return text
+    try:
+        value = parse_yaml_text(text, "<$eval result>")
+    except ConfigError:
+        return text
+    if isinstance(value, (bool, int, float)):
+        return value
+    return text
+
+
+class YamlPreprocessor:
+    """Expands ``$eval``, ``$include``, ``$[include]`` and ``enabled`` in parsed YAML.
+
+    Args:
+        param_lookup: returns ``(found, value)`` for a ROS parameter name such as ``/robot/speed``;
+            without one, ``param()`` finds nothing and returns its default.
+        environ: the environment ``env()`` reads (``os.environ`` by default).
+    """
+
+    def __init__(self, param_lookup: ParamLookup | None = None, environ: Mapping[str, str] | None = None) -> None:
+        self._param_lookup = param_lookup or _no_parameters
+        self._environ = os.environ if environ is None else environ
+        self._lua = None
+
+    # ------------------------------------------------------------------------------ API
+    def process(self, data: Any, source: Path, _chain: tuple[Path, ...] = ()) -> Any:
+        """Return ``data`` (parsed from ``source``) with every directive expanded."""
+        chain = _chain or (source.resolve(),)
+        return self._node(data, source, "", chain)
+
+    def load_file(self, path: Path, what: str) -> Any:
+        """Parse and preprocess the file at ``path``; ``what`` names it in errors ("model file")."""
+        return self.process(load_yaml_text(path, what), path)
+
+    # ------------------------------------------------------------------------------ traversal
+    def _node(self, node: Any, source: Path, where: str, chain: tuple[Path, ...]) -> Any:
+        if isinstance(node, dict):
+            result = {key: self._node(value, source, _join(where, str(key)), chain) for key, value in node.items()}
+            for key in TOGGLEABLE_LISTS:
+                if isinstance(result.get(key), list):
+                    result[key] = self._apply_enabled(result[key], source, _join(where, key))
+            return result
+        if isinstance(node, list):
+            items: list[Any] = []
+            for index, item in enumerate(node):
+                location = f"{where}[{index}]"
+                if isinstance(item, str) and item.startswith(SPLICE_PREFIX):
+                    items.extend(self._splice(item[len(SPLICE_PREFIX):].strip(), source, location, chain))
+                else:
+                    items.append(self._node(item, source, location, chain))
+            return items
+        if isinstance(node, str):
+            if node.startswith(EVAL_PREFIX):
+                return self._eval(node[len(EVAL_PREFIX):].strip(), source, where)
+            if node.startswith(INCLUDE_PREFIX + " ") or node == INCLUDE_PREFIX:
+                return self._include(node[len(INCLUDE_PREFIX):].strip(), source, where, chain)
+        return node
+
+    def _apply_enabled(self, entries: list[Any], source: Path, where: str) -> list[Any]:
+        kept = []
+        for index, entry in enumerate(entries):
+            if isinstance(entry, dict) and ENABLED_KEY in entry:
+                entry = dict(entry)
+                enabled = entry.pop(ENABLED_KEY)
+                if not isinstance(enabled, bool):
+                    raise ConfigError(
+                        f'{source}: {where}[{index}]: key "{ENABLED_KEY}" must be true or false, got {enabled!r}'
+                    )
+                if not enabled:
+                    continue
+            kept.append(entry)
+        return kept
+
+    # ------------------------------------------------------------------------------ includes
+    def _included_path(self, name: str, source: Path, where: str, chain: tuple[Path, ...]) -> Path:
+        if not name:
+            raise ConfigError(f"{_at(source, where)}include directive names no file")
+        path = resolve_path(name, source)
+        resolved = path.resolve()
+        if resolved in chain:
+            cycle = " -> ".join(str(p) for p in chain + (resolved,))
+            raise ConfigError(f'{_at(source, where)}including "{path}" makes a cycle: {cycle}')
+        return path
+
+    def _include(self, name: str, source: Path, where: str, chain: tuple[Path, ...]) -> Any:
+        path = self._included_path(name, source, where, chain)
+        try:
+            data = load_yaml_text(path, "included file")
+        except ConfigError as exc:
+            raise ConfigError(f"{_at(source, where)}{exc}") from None
+        return self._node(data, path, "", chain + (path.resolve(),))
+
+    def _splice(self, name: str, source: Path, where: str, chain: tuple[Path, ...]) -> list[Any]:
+        path = self._included_path(name, source, where, chain)
+        try:
+            documents = load_yaml_documents(path, "included file")
+        except ConfigError as exc:
+            raise ConfigError(f"{_at(source, where)}{exc}") from None
+        inner_chain = chain + (path.resolve(),)
+        return [self._node(document, path, f"document {i + 1}", inner_chain) for i, document in enumerate(documents)]
+
+    # ------------------------------------------------------------------------------ Lua
+    def _runtime(self):
+        if self._lua is None:
+            try:
+                from lupa import lua54 as lua_module
+            except ImportError:  # pragma: no cover - lupa builds without Lua 5.4
+                import lupa as lua_module
+            self._lua = lua_module
+        runtime = self._lua.LuaRuntime(unpack_returned_tuples=True)
+        runtime.globals()["__sim_getenv"] = self._environ.get
+        runtime.globals()["__sim_param"] = self._lookup_param
+        runtime.execute(_LUA_BINDINGS)
+        return runtime
+
+    def _lookup_param(self, name: str) -> tuple[bool, Any]:
+        found, value = self._param_lookup(name)
+        if not found or not isinstance(value, (bool, int, float, str)):
+            return False, None
+        return True, value
+
+    def _eval(self, code: str, source: Path, where: str) -> Any:
+        expression = code if "return " in code else "return " + code
+        runtime = self._runtime()
+        try:
+            result = runtime.execute(expression)
+        except Exception as exc:  # LuaError, LuaSyntaxError or an error raised in a binding
+            message = " ".join(str(exc).split())
+            raise ConfigError(f'{_at(source, where)}$eval "{_short(code)}" failed: {message}') from None
+        if isinstance(result, tuple):
+            result = result[0] if result else None
+        if result is None:
+            return ""
+        if isinstance(result, bool):
+            return result
+        if isinstance(result, (int, float)):
+            return result
+        if isinstance(result, bytes):
+            result = result.decode("utf-8", errors="replace")
+        if isinstance(result, str):
+            return resolve_scalar(result)
+        raise ConfigError(
+            f'{_at(source, where)}$eval "{_short(code)}" must give a string, number, boolean or nil, '
+            f"got a Lua {runtime.eval('type')(result)}"
+        )
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _at(source: Path, where: str) -> str:
+    return f"{source}: {where}: " if where else f"{source}: "
+
+
+def _short(code: str) -> str:
+    flat = " ".join(code.split())
+    return flat if len(flat) <= 60 else flat[:57] + "..."
