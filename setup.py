@@ -61,7 +61,16 @@ setup(
         "console_scripts": [
             "sim_server = sim_server.__main__:main",
         ],
-        "sim_server.model_plugins": [],
+        "sim_server.model_plugins": [
+            "DiffDrive = sim_plugins.diff_drive:DiffDrive",
+            "TricycleDrive = sim_plugins.tricycle_drive:TricycleDrive",
+            "Laser = sim_plugins.laser:Laser",
+            "Bumper = sim_plugins.bumper:Bumper",
+            "BoolSensor = sim_plugins.bool_sensor:BoolSensor",
+            "Gps = sim_plugins.gps:Gps",
+            "Tween = sim_plugins.tween:Tween",
+            "ModelTfPublisher = sim_plugins.model_tf_publisher:ModelTfPublisher",
+        ],
         "sim_server.world_plugins": [],
     },
 )

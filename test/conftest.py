@@ -17,3 +17,10 @@ DEMO_WORLD = REPO_ROOT / "config" / "worlds" / "demo" / "world.yaml"
 def simple_world_path() -> Path:
     """The reference's simple_test_A world."""
     return LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml"
+PLUGIN_TESTS = FLATLAND_DATA / "plugins"
+PLUGIN_MANAGER_TESTS = FLATLAND_DATA / "plugin_manager_tests"
+
+
+def plugin(world, model_name: str, plugin_name: str):
+    """The plugin ``plugin_name`` of model ``model_name``."""
+    return world.plugins.find(world.models[model_name], plugin_name)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
-from typing import Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 from Box2D import b2
 
@@ -26,6 +26,7 @@ from sim_server.core.layer import Layer
 from sim_server.core.map_file import load_map_file
 from sim_server.core.model import Model
 from sim_server.core.model_file import ModelSpec, load_model_file
+from sim_server.core.plugin_manager import PluginManager
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.world_file import WorldSpec, load_world_file
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
@@ -55,21 +56,34 @@ class World:
         spec: the validated world file.
         step_size: physics step in seconds.
         preprocessor: expands ``$eval``/``$include`` in files read later (spawned models).
+        ros_node: the ROS node plugins publish through (None without ROS).
+        seed: seeds every noise source of the plugins (None: nondeterministic).
     """
 
     def __init__(
-        self, spec: WorldSpec, step_size: float = DEFAULT_STEP_SIZE, preprocessor: YamlPreprocessor | None = None
+        self,
+        spec: WorldSpec,
+        step_size: float = DEFAULT_STEP_SIZE,
+        preprocessor: YamlPreprocessor | None = None,
+        ros_node: Any = None,
+        seed: int | None = None,
     ) -> None:
         self.spec = spec
         self.preprocessor = preprocessor or YamlPreprocessor()
+        self.ros_node = ros_node
+        #: Seed of every noise source (None: nondeterministic); set before models are added.
+        self.seed: int | None = seed
         self.time = TimeKeeper(step_size)
         self.physics = b2.world(gravity=(0.0, 0.0), doSleep=True)
         self.collision_filter = CollisionFilterRegistry()
         self.layers: list[Layer] = []
+        #: Grows whenever the static geometry (layers) changes, so caches of it know to rebuild.
+        self.static_geometry_version = 0
         self.models: dict[str, Model] = {}
-        self.before_step_hooks: list[StepHook] = []
-        self.after_step_hooks: list[StepHook] = []
         self._listeners: list[WorldListener] = []
+        self.plugins = PluginManager(self)
+        self.before_step_hooks: list[StepHook] = [self.plugins.before_physics_step]
+        self.after_step_hooks: list[StepHook] = [self.plugins.after_physics_step]
 
     # ---------------------------------------------------------------------------- loading
     @classmethod
@@ -78,6 +92,8 @@ class World:
         world_path: str | Path,
         step_size: float = DEFAULT_STEP_SIZE,
         preprocessor: YamlPreprocessor | None = None,
+        ros_node: Any = None,
+        seed: int | None = None,
     ) -> "World":
         """Load the world file at ``world_path`` with its layers and models.
 
@@ -86,13 +102,15 @@ class World:
             step_size: physics step in seconds.
             preprocessor: the YAML preprocessor (its ``param()`` lookup); a default one reads
                 the environment only.
+            ros_node: the ROS node plugins publish through (None without ROS).
+            seed: seeds every noise source of the plugins (None: nondeterministic).
 
         Raises:
             ConfigError: any file is missing or invalid; the message names file, entry and key.
         """
         preprocessor = preprocessor or YamlPreprocessor()
         spec = load_world_file(Path(world_path), preprocessor)
-        world = cls(spec, step_size, preprocessor)
+        world = cls(spec, step_size, preprocessor, ros_node, seed)
         world._load_layers()
         model_specs: dict[Path, ModelSpec] = {}
         for entry in spec.models:
@@ -102,12 +120,7 @@ class World:
                 world.add_model(model_specs[entry.model_path], entry.name, entry.namespace, entry.pose)
             except ConfigError as exc:
                 raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
-        for plugin in spec.plugins:
-            LOGGER.warning(
-                'world plugin "%s" of type "%s" is not loaded: no world plugins are available yet',
-                plugin.name,
-                plugin.plugin_type,
-            )
+        world.plugins.load_world_plugins(spec.plugins)
         return world
 
     def _load_layers(self) -> None:
@@ -120,6 +133,7 @@ class World:
                 load_map_file(layer_spec.map_path, layer_spec.name, self.preprocessor) if layer_spec.map_path else None
             )
             self.layers.append(Layer(self.physics, layer_spec, map_data, bits))
+        self.static_geometry_version += 1
 
     # ---------------------------------------------------------------------------- listeners
     def add_listener(self, listener: WorldListener) -> None:
@@ -144,16 +158,16 @@ class World:
             raise EntityError(f'model with name "{name}" already exists')
         _check_pose(pose)
         model = Model.build(self.physics, self.collision_filter, name, namespace, spec, pose)
+        try:
+            self.plugins.load_model_plugins(model)
+        except Exception:
+            with self.plugins.removing(body.physics_body for body in model.bodies.values()):
+                model.destroy()
+            raise
         self.models[name] = model
-        for plugin in spec.plugins:
-            LOGGER.warning(
-                'plugin "%s" of type "%s" in model "%s" is not loaded: no model plugins are available yet',
-                plugin.name,
-                plugin.plugin_type,
-                name,
-            )
         for listener in list(self._listeners):
             listener.on_model_added(model)
+        self.plugins.notify_model_added(model)
         return model
 
     def spawn_model(
@@ -183,10 +197,13 @@ class World:
     def delete_model(self, name: str) -> None:
         """Remove the model called ``name`` with all its bodies and joints."""
         model = self.model(name)
+        self.plugins.notify_model_removed(model)
         for listener in list(self._listeners):
             listener.on_model_removed(model)
+        self.plugins.unload_model_plugins(model)
         del self.models[name]
-        model.destroy()
+        with self.plugins.removing(body.physics_body for body in model.bodies.values()):
+            model.destroy()
 
     def move_model(self, name: str, pose: Pose2D) -> None:
         """Put the model's first body at ``pose``, carrying the others rigidly."""
@@ -229,8 +246,10 @@ class World:
         """Remove every model (telling the listeners) and layer."""
         for name in list(self.models):
             self.delete_model(name)
-        for layer in self.layers:
-            layer.destroy()
+        self.plugins.close()
+        with self.plugins.removing(layer.body for layer in self.layers if layer.body is not None):
+            for layer in self.layers:
+                layer.destroy()
         self.layers.clear()
 
 

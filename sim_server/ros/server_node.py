@@ -55,7 +55,7 @@ class SimServerNode(Node):
         try:
             self.params: ServerParameters = declare_server_parameters(self)
             self.world = World.from_file(
-                self.params.world_path, self.params.step_size, YamlPreprocessor(self.lookup_parameter)
+                self.params.world_path, self.params.step_size, YamlPreprocessor(self.lookup_parameter), ros_node=self
             )
         except Exception:
             self.destroy_node()

@@ -1,0 +1,97 @@
+"""DiffDrive: a differential-drive base driven by cmd_vel, with odometry, twist and TF.
+
+Parameters (besides those of :mod:`sim_plugins.odometry` and :mod:`sim_plugins.velocity_command`):
+``body`` (required), ``twist_pub`` (``twist``, geometry_msgs/TwistStamped of the measured forward
+speed and yaw rate with the twist noise), ``enable_twist_pub`` (true), ``enable_odom_tf_pub``
+(true: odom -> body on /tf from the noisy odometry), ``linear_dynamics`` and
+``angular_dynamics`` ({acceleration_limit, deceleration_limit, velocity_limit}; 0 = none).
+
+Each step, before physics, the commanded speeds pass the dynamics limits and become the body's
+velocity (forward speed along the body's x axis, yaw rate about its origin); odometry of the pose
+before the step is published at ``pub_rate``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sim_server.core.geometry import Pose2D
+from sim_server.core.plugin_api import ModelPlugin
+from sim_server.core.timekeeper import TimeKeeper
+from sim_server.core.yaml_reader import YamlReader
+from sim_plugins.common import body_of, read_dynamics
+from sim_plugins.odometry import OdometryPublisher
+from sim_plugins.velocity_command import VelocityCommand
+
+
+def set_body_velocity(body, vx: float, vy: float, wz: float, about_x: float, about_y: float) -> None:
+    """Give a Box2D body the planar velocity (vx, vy, wz) of the world point (about_x, about_y)."""
+    center = body.worldCenter
+    rx, ry = center[0] - about_x, center[1] - about_y
+    body.linearVelocity = (vx - wz * ry, vy + wz * rx)
+    body.angularVelocity = wz
+    body.awake = True
+
+
+class DiffDrive(ModelPlugin):
+    """Drives a body like a differential-drive robot."""
+
+    def on_initialize(self, config: YamlReader) -> None:
+        body_name = config.get_str("body")
+        self.command = VelocityCommand(self.context, config)
+        self.odometry = OdometryPublisher(self.context, config, body_name)
+        self.linear_limits = read_dynamics(config, "linear_dynamics")
+        self.angular_limits = read_dynamics(config, "angular_dynamics")
+        twist_topic = config.get_str("twist_pub", "twist")
+        enable_twist = config.get_bool("enable_twist_pub", True)
+        self.enable_tf = config.get_bool("enable_odom_tf_pub", True)
+        self.body = body_of(self.model, config, body_name).physics_body
+        self.linear = 0.0
+        self.angular = 0.0
+        self._twist_publisher = None
+        self._tf = None
+        node = self.context.ros_node
+        if node is not None:
+            from geometry_msgs.msg import TwistStamped
+
+            from sim_plugins.tf_broadcast import broadcaster_for, transform
+            from sim_server.ros.conversions import time_msg
+
+            self._time_msg = time_msg
+            self._twist_type = TwistStamped
+            self._transform = transform
+            if enable_twist:
+                self._twist_publisher = node.create_publisher(TwistStamped, self.context.topic(twist_topic), 10)
+            if self.enable_tf:
+                self._tf = broadcaster_for(node)
+
+    def before_physics_step(self, time: TimeKeeper) -> None:
+        dt = time.step_size
+        self.linear = self.linear_limits.limit(self.linear, self.command.linear, dt)
+        self.angular = self.angular_limits.limit(self.angular, self.command.angular, dt)
+        body = self.body
+        x, y = body.position
+        theta = body.angle
+        vx, vy = self.linear * math.cos(theta), self.linear * math.sin(theta)
+        set_body_velocity(body, vx, vy, self.angular, x, y)
+        if not self.odometry.timer.check(time):
+            return
+        truth, noisy = self.odometry.measure(time.time_ns, Pose2D(x, y, theta), vx, vy, self.angular)
+        self.odometry.publish(truth, noisy)
+        if self._twist_publisher is not None:
+            message = self._twist_type()
+            message.header.frame_id = self.odometry.child_frame_id
+            message.header.stamp = self._time_msg(time.time_ns)
+            noise = self.odometry.rng.normal(0.0, 1.0, 2) * self.odometry.noise_std[[3, 5]]
+            message.twist.linear.x = self.linear + noise[0]
+            message.twist.angular.z = self.angular + noise[1]
+            self._twist_publisher.publish(message)
+        if self._tf is not None:
+            self._tf.send([self._transform(self.odometry.odom_frame_id, self.odometry.child_frame_id, noisy.pose, time.time_ns)])
+
+    def on_shutdown(self) -> None:
+        self.command.close()
+        self.odometry.close()
+        if self._twist_publisher is not None:
+            self.context.ros_node.destroy_publisher(self._twist_publisher)
+            self._twist_publisher = None

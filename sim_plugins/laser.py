@@ -1,0 +1,137 @@
+"""Laser: a planar laser scanner publishing sensor_msgs/LaserScan (the reference's ``Laser``).
+
+Parameters (defaults as the reference's): ``body`` (required), ``range`` (m, required),
+``angle`` {``min``, ``max``, ``increment``} (rad, required; a negative increment scans
+clockwise), ``topic`` (``scan``), ``frame`` (the plugin's name), ``origin`` ([x, y, yaw] on the
+body, [0, 0, 0]), ``update_rate`` (Hz, .inf), ``noise_std_dev`` (m, 0, added to hits),
+``layers`` (["all"]), ``upside_down`` (false: beam angles negated), ``broadcast_tf`` (true:
+body -> laser on /tf_static), ``always_publish`` (false: scan only while somebody subscribes).
+
+Misses are NaN. When the world has a layer named ``reflectance``, intensities are 255 for beams
+whose nearest hit is on it and 0 otherwise; without one they are empty.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+
+from sim_server.core.geometry import Pose2D
+from sim_server.core.laser_scanner import LaserScanner, scene_of
+from sim_server.core.plugin_api import ModelPlugin, UpdateTimer
+from sim_server.core.timekeeper import TimeKeeper
+from sim_server.core.yaml_reader import YamlReader
+from sim_plugins.common import body_of, plugin_rng, read_rate
+
+#: Name of the layer whose walls reflect (intensity 255).
+REFLECTANCE_LAYER = "reflectance"
+REFLECTIVE_INTENSITY = 255.0
+SCAN_QUEUE_DEPTH = 10
+
+
+class Laser(ModelPlugin):
+    """Casts all beams of a scan at once and publishes them."""
+
+    def on_initialize(self, config: YamlReader) -> None:
+        body_name = config.get_str("body")
+        topic = config.get_str("topic", "scan")
+        frame = config.get_str("frame", self.context.name)
+        self.broadcast_tf = config.get_bool("broadcast_tf", True)
+        self.always_publish = config.get_bool("always_publish", False)
+        self.timer = UpdateTimer(read_rate(config, "update_rate", math.inf))
+        self.origin = config.get_pose("origin", Pose2D())
+        self.range = config.get_float("range", positive=True)
+        noise = config.get_float("noise_std_dev", 0.0, minimum=0.0)
+        self.upside_down = config.get_bool("upside_down", False)
+        layers = config.get_str_list("layers", ["all"])
+        angle = config.get_map("angle")
+        self.angle_min = angle.get_float("min")
+        self.angle_max = angle.get_float("max")
+        self.angle_increment = angle.get_float("increment")
+        angle.ensure_all_keys_used()
+        if self.angle_increment == 0.0:
+            raise angle.error('Invalid "angle" params, increment must not be zero')
+        if self.angle_increment > 0.0 and self.angle_max < self.angle_min:
+            raise angle.error('Invalid "angle" params, must have max > min when increment > 0')
+        if self.angle_increment < 0.0 and self.angle_min < self.angle_max:
+            raise angle.error('Invalid "angle" params, must have min > max when increment < 0')
+        body = body_of(self.model, config, body_name)
+        world = self.context.world
+        bits, unknown = world.collision_filter.category_bits(layers)
+        if unknown:
+            raise config.error(f"names layer(s) {{{','.join(unknown)}}}, which do not exist", "layers")
+        self.reflectance_bits = (
+            world.collision_filter.category_bits([REFLECTANCE_LAYER])[0]
+            if world.collision_filter.is_registered(REFLECTANCE_LAYER)
+            else 0
+        )
+        self.scanner = LaserScanner(
+            body.physics_body, self.origin, self.angle_min, self.angle_max, self.angle_increment,
+            self.range, bits, self.upside_down, noise, plugin_rng(self.context),
+        )
+        self.scene = scene_of(world)
+        self.frame_id = self.context.frame(frame)
+        self.body_frame_id = self.context.frame(body_name)
+        #: The last scan (float32 ranges, NaN for misses) and its intensities, for in-process use.
+        self.last_ranges = None
+        self.last_intensities = None
+        self._publisher = None
+        self._message = None
+        node = self.context.ros_node
+        if node is not None:
+            self._setup_ros(node, topic)
+
+    def _setup_ros(self, node, topic: str) -> None:
+        from sensor_msgs.msg import LaserScan
+
+        from sim_plugins.tf_broadcast import broadcaster_for, transform
+        from sim_server.ros.conversions import time_msg
+
+        self._time_msg = time_msg
+        self._publisher = node.create_publisher(LaserScan, self.context.topic(topic), SCAN_QUEUE_DEPTH)
+        message = LaserScan()
+        message.header.frame_id = self.frame_id
+        message.angle_min = self.angle_min
+        message.angle_max = self.angle_max
+        message.angle_increment = self.angle_increment
+        message.time_increment = 0.0
+        message.scan_time = 0.0
+        message.range_min = 0.0
+        message.range_max = self.range
+        self._message = message
+        if self.broadcast_tf:
+            tf = transform(self.body_frame_id, self.frame_id, self.origin, self.context.world.time.time_ns)
+            if self.upside_down:  # rolled over: roll pi, then the yaw of the origin
+                half = 0.5 * self.origin.theta
+                tf.transform.rotation.x, tf.transform.rotation.y = math.cos(half), math.sin(half)
+                tf.transform.rotation.z, tf.transform.rotation.w = 0.0, 0.0
+            self._tf = broadcaster_for(node)
+            self._tf.send_static([tf])
+
+    def before_physics_step(self, time: TimeKeeper) -> None:
+        if not self.timer.check(time):
+            return
+        publisher = self._publisher
+        if publisher is not None and not self.always_publish and publisher.get_subscription_count() == 0:
+            return
+        ranges, hit_bits = self.scanner.scan(self.scene, time.iterations)
+        intensities = None
+        if self.reflectance_bits:
+            intensities = ((hit_bits & self.reflectance_bits) != 0).astype("float32") * REFLECTIVE_INTENSITY
+        self.last_ranges, self.last_intensities = ranges, intensities
+        if publisher is not None:
+            message = self._message
+            message.header.stamp = self._time_msg(time.time_ns)
+            message.ranges = array("f", ranges.tobytes())
+            message.intensities = array("f", intensities.tobytes()) if intensities is not None else array("f")
+            publisher.publish(message)
+
+    def on_shutdown(self) -> None:
+        node = self.context.ros_node
+        if node is None:
+            return
+        if self._publisher is not None:
+            node.destroy_publisher(self._publisher)
+            self._publisher = None
+        if self.broadcast_tf:
+            self._tf.remove_static([self.frame_id])

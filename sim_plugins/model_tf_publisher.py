@@ -1,0 +1,58 @@
+"""ModelTfPublisher: TF between a model's bodies, and optionally from the world to the model.
+
+Parameters: ``reference`` (the body every other body is published relative to; default the
+model's first body), ``exclude`` (bodies not to publish, []), ``publish_tf_world`` (false: also
+publish ``world_frame_id`` -> reference), ``world_frame_id`` (``map``, not namespaced),
+``update_rate`` (Hz, .inf). Frames follow the reference's rule ``<namespace>_<body>``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sim_server.core.geometry import Pose2D
+from sim_server.core.plugin_api import ModelPlugin, UpdateTimer
+from sim_server.core.timekeeper import TimeKeeper
+from sim_server.core.yaml_reader import YamlReader
+from sim_plugins.common import body_of, read_rate
+
+
+class ModelTfPublisher(ModelPlugin):
+    """Publishes the transforms of a model's bodies on /tf."""
+
+    def on_initialize(self, config: YamlReader) -> None:
+        self.publish_tf_world = config.get_bool("publish_tf_world", False)
+        self.world_frame_id = config.get_str("world_frame_id", "map")
+        self.timer = UpdateTimer(read_rate(config, "update_rate", math.inf))
+        reference = config.get_str("reference", "")
+        exclude = config.get_str_list("exclude", [])
+        self.reference = body_of(self.model, config, reference, "reference") if reference else self.model.first_body
+        excluded = {body_of(self.model, config, name, "exclude").name for name in exclude}
+        self.bodies = [
+            body for body in self.model.bodies.values() if body.name not in excluded and body is not self.reference
+        ]
+        self.reference_frame = self.context.frame(self.reference.name)
+        self.child_frames = [self.context.frame(body.name) for body in self.bodies]
+        self._tf = None
+        if self.context.ros_node is not None:
+            from sim_plugins.tf_broadcast import broadcaster_for, transform
+
+            self._tf = broadcaster_for(self.context.ros_node)
+            self._transform = transform
+
+    def transforms(self) -> list[tuple[str, str, Pose2D]]:
+        """(parent, child, pose) of every transform published now."""
+        reference_pose = self.reference.pose
+        inverse = reference_pose.inverse()
+        result = [
+            (self.reference_frame, frame, inverse.compose(body.pose)) for body, frame in zip(self.bodies, self.child_frames)
+        ]
+        if self.publish_tf_world:
+            result.append((self.world_frame_id, self.reference_frame, reference_pose))
+        return result
+
+    def after_physics_step(self, time: TimeKeeper) -> None:
+        if self._tf is None or not self.timer.check(time):
+            return
+        stamp = time.time_ns
+        self._tf.send(self._transform(parent, child, pose, stamp) for parent, child, pose in self.transforms())

@@ -1,0 +1,134 @@
+"""Odometry of the drive plugins: ground truth and noisy nav_msgs/Odometry, as the reference's.
+
+Shared parameters: ``odom_pub`` (``odometry/filtered``), ``ground_truth_pub``
+(``odometry/ground_truth``), ``odom_frame_id`` (``odom``), ``ground_truth_frame_id`` (``map``),
+``pub_rate`` (Hz, .inf), ``enable_odom_pub`` (true), ``odom_pose_noise`` and
+``odom_twist_noise`` (variances of x, y, yaw and of vx, vy, wz; [0, 0, 0]),
+``odom_pose_covariance`` and ``odom_twist_covariance`` (36 numbers, row-major; default the
+noise variances on the diagonal), ``twist_in_local_frame`` (true: twists in the body frame).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim_server.core.geometry import Pose2D
+from sim_server.core.plugin_api import PluginContext, UpdateTimer
+from sim_server.core.yaml_reader import YamlReader
+from sim_plugins.common import plugin_rng, read_rate
+
+COVARIANCE_SIZE = 36
+#: Positions of x, y and yaw (or vx, vy, wz) on the diagonal of a 6 x 6 covariance.
+DIAGONAL = (0, 7, 35)
+
+
+@dataclass
+class OdometryState:
+    """A planar pose (m, rad) and twist (m/s, rad/s) with its time stamp (ns)."""
+
+    stamp_ns: int
+    pose: Pose2D
+    vx: float
+    vy: float
+    wz: float
+
+
+def _covariance(config: YamlReader, key: str, variances: tuple[float, ...]) -> list[float]:
+    default = [0.0] * COVARIANCE_SIZE
+    for index, variance in zip(DIAGONAL, variances):
+        default[index] = variance
+    values = config.get_any(key, default)
+    if (
+        not isinstance(values, list)
+        or len(values) != COVARIANCE_SIZE
+        or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values)
+    ):
+        raise config.error(f"must be a list of {COVARIANCE_SIZE} numbers (a 6 x 6 row-major matrix)", key)
+    return [float(v) for v in values]
+
+
+class OdometryPublisher:
+    """Reads the odometry parameters and publishes ground truth and noisy odometry."""
+
+    def __init__(self, context: PluginContext, config: YamlReader, body_name: str) -> None:
+        self.context = context
+        odom_topic = config.get_str("odom_pub", "odometry/filtered")
+        truth_topic = config.get_str("ground_truth_pub", "odometry/ground_truth")
+        self.odom_frame_id = context.frame(config.get_str("odom_frame_id", "odom"))
+        self.ground_truth_frame_id = config.get_str("ground_truth_frame_id", "map")
+        self.child_frame_id = context.frame(body_name)
+        self.timer = UpdateTimer(read_rate(config, "pub_rate", math.inf))
+        self.enabled = config.get_bool("enable_odom_pub", True)
+        self.twist_in_local_frame = config.get_bool("twist_in_local_frame", True)
+        pose_noise = tuple(config.get_floats("odom_pose_noise", 3, (0.0, 0.0, 0.0)))
+        twist_noise = tuple(config.get_floats("odom_twist_noise", 3, (0.0, 0.0, 0.0)))
+        for key, values in (("odom_pose_noise", pose_noise), ("odom_twist_noise", twist_noise)):
+            if any(v < 0.0 for v in values):
+                raise config.error(f"variances must be >= 0, got {list(values)}", key)
+        self.pose_covariance = _covariance(config, "odom_pose_covariance", pose_noise)
+        self.twist_covariance = _covariance(config, "odom_twist_covariance", twist_noise)
+        self.noise_std = np.sqrt(np.array(pose_noise + twist_noise))
+        self.rng = plugin_rng(context)
+        #: The last ground truth and noisy odometry (for in-process use).
+        self.last_truth: OdometryState | None = None
+        self.last_odometry: OdometryState | None = None
+        self._publishers = None
+        node = context.ros_node
+        if node is not None and self.enabled:
+            from nav_msgs.msg import Odometry
+
+            from sim_server.ros.conversions import set_pose_msg, time_msg
+
+            self._odometry_type = Odometry
+            self._set_pose = set_pose_msg
+            self._time_msg = time_msg
+            self._publishers = (
+                node.create_publisher(Odometry, context.topic(truth_topic), 10),
+                node.create_publisher(Odometry, context.topic(odom_topic), 10),
+            )
+
+    def measure(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> tuple[OdometryState, OdometryState]:
+        """Ground truth and noisy odometry of a body with the given pose and world-frame velocity."""
+        vx, vy = world_vx, world_vy
+        if self.twist_in_local_frame:
+            cos_t, sin_t = math.cos(pose.theta), math.sin(pose.theta)
+            vx, vy = cos_t * world_vx + sin_t * world_vy, -sin_t * world_vx + cos_t * world_vy
+        truth = OdometryState(stamp_ns, pose, vx, vy, wz)
+        n = self.rng.normal(0.0, 1.0, 6) * self.noise_std
+        noisy = OdometryState(
+            stamp_ns, Pose2D(pose.x + n[0], pose.y + n[1], pose.theta + n[2]), vx + n[3], vy + n[4], wz + n[5]
+        )
+        self.last_truth, self.last_odometry = truth, noisy
+        return truth, noisy
+
+    def _message(self, state: OdometryState, frame_id: str, covariances: bool):
+        message = self._odometry_type()
+        message.header.frame_id = frame_id
+        message.header.stamp = self._time_msg(state.stamp_ns)
+        message.child_frame_id = self.child_frame_id
+        self._set_pose(message.pose.pose, state.pose.x, state.pose.y, state.pose.theta)
+        message.twist.twist.linear.x = state.vx
+        message.twist.twist.linear.y = state.vy
+        message.twist.twist.angular.z = state.wz
+        if covariances:
+            message.pose.covariance = self.pose_covariance
+            message.twist.covariance = self.twist_covariance
+        return message
+
+    def publish(self, truth: OdometryState, noisy: OdometryState) -> None:
+        """Publish ground truth, then the noisy odometry."""
+        if self._publishers is None:
+            return
+        truth_publisher, odom_publisher = self._publishers
+        truth_publisher.publish(self._message(truth, self.ground_truth_frame_id, False))
+        odom_publisher.publish(self._message(noisy, self.odom_frame_id, True))
+
+    def close(self) -> None:
+        """Destroy the publishers."""
+        if self._publishers is not None:
+            for publisher in self._publishers:
+                self.context.ros_node.destroy_publisher(publisher)
+            self._publishers = None

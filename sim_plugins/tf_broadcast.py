@@ -1,0 +1,80 @@
+"""Publishing TF the way tf2 does, without needing tf2_ros (not available from PyPI).
+
+``/tf`` is reliable and volatile with a deep queue, ``/tf_static`` reliable and transient local
+(latched): the QoS of tf2_ros's TransformBroadcaster and StaticTransformBroadcaster. One pair of
+publishers serves every plugin of a node.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Iterable
+
+from geometry_msgs.msg import TransformStamped
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from tf2_msgs.msg import TFMessage
+
+from sim_server.core.geometry import Pose2D
+from sim_server.ros.conversions import time_msg
+
+TF_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
+                    durability=DurabilityPolicy.VOLATILE)
+TF_STATIC_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def transform(parent: str, child: str, pose: Pose2D, stamp_ns: int) -> TransformStamped:
+    """A TransformStamped placing ``child`` at the planar ``pose`` in ``parent``."""
+    msg = TransformStamped()
+    msg.header.frame_id = parent
+    msg.header.stamp = time_msg(stamp_ns)
+    msg.child_frame_id = child
+    msg.transform.translation.x = pose.x
+    msg.transform.translation.y = pose.y
+    msg.transform.rotation.z = math.sin(0.5 * pose.theta)
+    msg.transform.rotation.w = math.cos(0.5 * pose.theta)
+    return msg
+
+
+class TfBroadcaster:
+    """Shared /tf and /tf_static publishers of one node (see :func:`broadcaster_for`)."""
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        self._tf = node.create_publisher(TFMessage, "/tf", TF_QOS)
+        self._static = node.create_publisher(TFMessage, "/tf_static", TF_STATIC_QOS)
+        self._static_transforms: dict[str, TransformStamped] = {}
+
+    def send(self, transforms: Iterable[TransformStamped]) -> None:
+        """Publish changing transforms on /tf."""
+        message = TFMessage(transforms=list(transforms))
+        if message.transforms:
+            self._tf.publish(message)
+
+    def send_static(self, transforms: Iterable[TransformStamped]) -> None:
+        """Latch transforms that never change on /tf_static (all of them, as tf2 does)."""
+        for item in transforms:
+            self._static_transforms[item.child_frame_id] = item
+        self._static.publish(TFMessage(transforms=list(self._static_transforms.values())))
+
+    def remove_static(self, child_frames: Iterable[str]) -> None:
+        """Forget static transforms (their model left) and re-latch the rest."""
+        changed = False
+        for child in child_frames:
+            changed |= self._static_transforms.pop(child, None) is not None
+        if changed and self._node.context.ok():  # nothing to tell once ROS is shut down
+            self._static.publish(TFMessage(transforms=list(self._static_transforms.values())))
+
+
+_BROADCASTERS: "weakref.WeakKeyDictionary[Node, TfBroadcaster]" = weakref.WeakKeyDictionary()
+
+
+def broadcaster_for(node: Node) -> TfBroadcaster:
+    """The node's shared TF broadcaster (created on first use)."""
+    broadcaster = _BROADCASTERS.get(node)
+    if broadcaster is None:
+        broadcaster = TfBroadcaster(node)
+        _BROADCASTERS[node] = broadcaster
+    return broadcaster

@@ -1,0 +1,138 @@
+"""TricycleDrive: a steered front wheel driving a body, as the reference's cleaner robot.
+
+Parameters (besides those of :mod:`sim_plugins.odometry` and :mod:`sim_plugins.velocity_command`):
+``body`` (required; its origin is the front wheel's pivot), ``front_wheel_joint`` (a revolute
+joint), ``rear_left_wheel_joint`` and ``rear_right_wheel_joint`` (weld joints), all required;
+``max_steer_angle`` (rad, 0 = unlimited), ``linear_dynamics`` (limits of the front wheel speed)
+and ``angular_dynamics`` (limits of the steering rate), ``max_angular_velocity`` and
+``max_steer_acceleration`` (legacy steering-rate limits, used when the dynamics give none).
+
+cmd_vel's ``linear.x`` is the speed of the front wheel (m/s) and ``angular.z`` the steering angle
+to reach (rad). The joints are checked as the reference checks them: every joint anchors on the
+body, wheels are anchored at their own origins, the front wheel at the body's origin and the rear
+axle's midpoint is the foot of the perpendicular from the front wheel.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sim_server.core.dynamics_limits import DynamicsLimits
+from sim_server.core.geometry import Pose2D
+from sim_server.core.plugin_api import ModelPlugin
+from sim_server.core.timekeeper import TimeKeeper
+from sim_server.core.yaml_reader import YamlReader
+from sim_plugins.common import body_of, read_dynamics
+from sim_plugins.diff_drive import set_body_velocity
+from sim_plugins.odometry import OdometryPublisher
+from sim_plugins.velocity_command import VelocityCommand
+
+#: Tolerance (m) of the anchor checks.
+ANCHOR_TOLERANCE = 1e-5
+
+
+class TricycleDrive(ModelPlugin):
+    """Steers and drives a tricycle base."""
+
+    def on_initialize(self, config: YamlReader) -> None:
+        body_name = config.get_str("body")
+        joint_names = {
+            key: config.get_str(key) for key in ("front_wheel_joint", "rear_left_wheel_joint", "rear_right_wheel_joint")
+        }
+        self.command = VelocityCommand(self.context, config)
+        self.odometry = OdometryPublisher(self.context, config, body_name)
+        self.max_steer_angle = config.get_float("max_steer_angle", 0.0, minimum=0.0)
+        self.linear_limits = read_dynamics(config, "linear_dynamics")
+        steering = read_dynamics(config, "angular_dynamics")
+        velocity_limit = steering.velocity_limit or config.get_float("max_angular_velocity", 0.0, minimum=0.0)
+        acceleration = steering.acceleration_limit
+        deceleration = steering.deceleration_limit
+        if acceleration == 0.0:
+            acceleration = deceleration = config.get_float("max_steer_acceleration", 0.0, minimum=0.0)
+        self.steering_limits = DynamicsLimits(acceleration, deceleration, velocity_limit)
+        body = body_of(self.model, config, body_name)
+        self.body = body.physics_body
+        joints = {}
+        for key, name in joint_names.items():
+            joint = self.model.joints.get(name)
+            if joint is None:
+                raise config.error(f'names joint "{name}", which does not exist in model "{self.model.name}"', key)
+            joints[key] = joint
+        self._check_geometry(config, joints, body)
+        self.steer = 0.0
+        self.steer_rate = 0.0
+        self.speed = 0.0
+
+    def _check_geometry(self, config: YamlReader, joints: dict, body) -> None:
+        expected = {"front_wheel_joint": "revolute", "rear_left_wheel_joint": "weld", "rear_right_wheel_joint": "weld"}
+        anchors = {}
+        for key, joint in joints.items():
+            if joint.spec.joint_type != expected[key]:
+                raise config.error(f'must name a {expected[key]} joint, "{joint.name}" is a {joint.spec.joint_type} joint', key)
+            spec = joint.spec
+            if spec.body_a == body.name:
+                body_anchor, wheel_anchor = spec.anchor_a, spec.anchor_b
+            elif spec.body_b == body.name:
+                body_anchor, wheel_anchor = spec.anchor_b, spec.anchor_a
+            else:
+                raise config.error(f'joint "{joint.name}" does not anchor on body "{body.name}"', key)
+            if max(abs(wheel_anchor[0]), abs(wheel_anchor[1])) > ANCHOR_TOLERANCE:
+                raise config.error(f'joint "{joint.name}" must be anchored at (0, 0) on the wheel', key)
+            anchors[key] = body_anchor
+            if key == "front_wheel_joint":
+                self.invert_steering = spec.body_b == body.name
+                self.front_joint = joint.physics_joint
+                self.front_joint.limitEnabled = True  # the wheel shows the steering angle
+        front = anchors["front_wheel_joint"]
+        if max(abs(front[0]), abs(front[1])) > ANCHOR_TOLERANCE:
+            raise config.error("front wheel joint must have its body anchored at (0, 0)", "front_wheel_joint")
+        left, right = anchors["rear_left_wheel_joint"], anchors["rear_right_wheel_joint"]
+        axle_x, axle_y = right[0] - left[0], right[1] - left[1]
+        length_squared = axle_x * axle_x + axle_y * axle_y
+        if length_squared <= ANCHOR_TOLERANCE**2:
+            raise config.error("the rear wheel joints must be anchored at two different points", "rear_right_wheel_joint")
+        k = (axle_y * (front[0] - left[0]) - axle_x * (front[1] - left[1])) / length_squared
+        foot = (front[0] - k * axle_y, front[1] + k * axle_x)
+        self.rear_center = (0.5 * (left[0] + right[0]), 0.5 * (left[1] + right[1]))
+        if max(abs(foot[0] - self.rear_center[0]), abs(foot[1] - self.rear_center[1])) > ANCHOR_TOLERANCE:
+            raise config.error(
+                "the midpoint between the rear wheel anchors must be the foot of the perpendicular from the front "
+                "wheel anchor to the rear axle",
+                "rear_left_wheel_joint",
+            )
+        self.wheelbase = math.hypot(foot[0] - front[0], foot[1] - front[1])
+        if self.wheelbase <= ANCHOR_TOLERANCE:
+            raise config.error("the front wheel must not sit on the rear axle (zero wheelbase)", "front_wheel_joint")
+
+    def before_physics_step(self, time: TimeKeeper) -> None:
+        body = self.body
+        if self.odometry.timer.check(time):
+            x, y = body.position
+            velocity = body.GetLinearVelocityFromLocalPoint((0.0, 0.0))
+            truth, noisy = self.odometry.measure(
+                time.time_ns, Pose2D(x, y, body.angle), velocity[0], velocity[1], body.angularVelocity
+            )
+            self.odometry.publish(truth, noisy)
+        dt = time.step_size
+        target = self.command.angular
+        remaining = target - self.steer
+        braking = self.steering_limits.acceleration_limit
+        braking_distance = self.steer_rate**2 / (2.0 * braking) if braking != 0.0 else abs(remaining)
+        wanted_rate = remaining / dt if abs(remaining) >= braking_distance else 0.0
+        self.steer_rate = self.steering_limits.limit(self.steer_rate, wanted_rate, dt)
+        self.steer += self.steer_rate * dt
+        if self.max_steer_angle != 0.0:
+            self.steer = min(max(self.steer, -self.max_steer_angle), self.max_steer_angle)
+        shown = -self.steer if self.invert_steering else self.steer
+        self.front_joint.limits = (shown, shown)
+        self.speed = self.linear_limits.limit(self.speed, self.command.linear, dt)
+        theta = body.angle
+        forward = self.speed * math.cos(self.steer)
+        vx, vy = forward * math.cos(theta), forward * math.sin(theta)
+        wz = self.speed * math.sin(self.steer) / self.wheelbase
+        center = body.GetWorldPoint(self.rear_center)
+        set_body_velocity(body, vx, vy, wz, center[0], center[1])
+
+    def on_shutdown(self) -> None:
+        self.command.close()
+        self.odometry.close()

@@ -1,0 +1,290 @@
+"""Loading plugins from entry points and running their hooks, isolating their failures.
+
+At load time a plugin that cannot be found, constructed or initialised fails its model with a
+:class:`ConfigError` naming model, plugin name, type and cause. At run time a plugin that raises
+is disabled (logged once with its traceback) and the simulation goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import logging
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+
+from Box2D import b2
+
+from sim_server.core.errors import ConfigError
+from sim_server.core.model_file import PluginSpec
+from sim_server.core.plugin_api import (
+    MODEL_PLUGIN_GROUP,
+    PLUGIN_API_VERSION,
+    WORLD_PLUGIN_GROUP,
+    ModelPlugin,
+    Plugin,
+    PluginContext,
+    WorldPlugin,
+)
+from sim_server.core.timekeeper import TimeKeeper
+from sim_server.core.yaml_reader import YamlReader
+
+if TYPE_CHECKING:
+    from sim_server.core.model import Model
+    from sim_server.core.world import World
+
+LOGGER = logging.getLogger("sim_server")
+
+_HOOKS = ("before_physics_step", "after_physics_step")
+_CONTACT_HOOKS = ("begin_contact", "end_contact", "pre_solve", "post_solve")
+
+
+def available_plugin_types(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    """The installed plugin types of an entry point group, by name."""
+    return {entry_point.name: entry_point for entry_point in importlib.metadata.entry_points(group=group)}
+
+
+def _overrides(plugin: Plugin, hook: str, base: type) -> bool:
+    return getattr(type(plugin), hook, None) is not getattr(base, hook, None)
+
+
+def load_plugin_class(spec: PluginSpec, group: str, base: type[Plugin], describe: str) -> type[Plugin]:
+    """The class registered as ``spec.plugin_type`` in ``group`` (a :class:`ConfigError` if unusable)."""
+    where = f"{spec.source}: {spec.location}: {describe}"
+    entry_point = available_plugin_types(group).get(spec.plugin_type)
+    if entry_point is None:
+        known = ", ".join(sorted(available_plugin_types(group))) or "none"
+        raise ConfigError(f"{where}: no such plugin type is installed (entry points {group}: {known})")
+    try:
+        plugin_class = entry_point.load()
+    except Exception as exc:
+        raise ConfigError(f"{where}: cannot be imported ({entry_point.value}): {type(exc).__name__}: {exc}") from None
+    if not (isinstance(plugin_class, type) and issubclass(plugin_class, base)):
+        raise ConfigError(f"{where}: {entry_point.value} is not a {base.__name__} subclass")
+    version = getattr(plugin_class, "api_version", None)
+    if version != PLUGIN_API_VERSION:
+        raise ConfigError(
+            f"{where}: written for plugin API version {version}, this simulator provides {PLUGIN_API_VERSION}"
+        )
+    return plugin_class
+
+
+class _LoadedPlugin:
+    """A plugin with its context, the hooks it overrides and whether it is still enabled."""
+
+    def __init__(self, plugin: Plugin, context: PluginContext) -> None:
+        self.plugin = plugin
+        self.context = context
+        self.enabled = True
+
+
+class PluginManager:
+    """Owns the plugins of a world: loads them, runs their hooks, tells them of contacts.
+
+    Args:
+        world: the world whose models and world file carry the plugins.
+    """
+
+    def __init__(self, world: "World") -> None:
+        self._world = world
+        self._by_model: dict[int, list[_LoadedPlugin]] = {}
+        self._world_plugins: list[_LoadedPlugin] = []
+        self._hooks: dict[str, list[tuple[_LoadedPlugin, Callable]]] = {hook: [] for hook in _HOOKS}
+        self._contact_plugins: dict[int, list[_LoadedPlugin]] = {}
+        self._contact_listener: _ContactDispatcher | None = None
+
+    # ------------------------------------------------------------------------ loading
+    def _instantiate(self, spec: PluginSpec, context: PluginContext, group: str, base: type[Plugin]) -> _LoadedPlugin:
+        plugin_class = load_plugin_class(spec, group, base, context.describe())
+        config = YamlReader(dict(spec.config), spec.source, spec.location)
+        try:
+            plugin = plugin_class(context)
+            plugin.on_initialize(config)
+            config.ensure_all_keys_used()
+        except ConfigError as exc:
+            raise ConfigError(f"{context.describe()}: {exc}") from None
+        except Exception as exc:
+            LOGGER.debug("plugin failed to initialise", exc_info=True)
+            raise ConfigError(
+                f"{spec.source}: {spec.location}: {context.describe()} failed to initialise: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        return _LoadedPlugin(plugin, context)
+
+    def load_model_plugins(self, model: "Model") -> None:
+        """Create and initialise every plugin of ``model``; on failure none of them stays."""
+        loaded: list[_LoadedPlugin] = []
+        try:
+            for spec in model.spec.plugins:
+                context = PluginContext(spec.name, spec.plugin_type, self._world, model, self._world.ros_node)
+                loaded.append(self._instantiate(spec, context, MODEL_PLUGIN_GROUP, ModelPlugin))
+        except Exception:
+            for item in reversed(loaded):
+                self._shutdown(item)
+            raise
+        self._by_model[id(model)] = loaded
+        for item in loaded:
+            self._register(item)
+
+    def load_world_plugins(self, specs: Iterable[PluginSpec]) -> None:
+        """Create and initialise the world file's plugins."""
+        for spec in specs:
+            context = PluginContext(spec.name, spec.plugin_type, self._world, None, self._world.ros_node)
+            item = self._instantiate(spec, context, WORLD_PLUGIN_GROUP, WorldPlugin)
+            self._world_plugins.append(item)
+            self._register(item)
+
+    def _register(self, item: _LoadedPlugin) -> None:
+        base = ModelPlugin if isinstance(item.plugin, ModelPlugin) else WorldPlugin
+        for hook in _HOOKS:
+            if _overrides(item.plugin, hook, base):
+                self._hooks[hook].append((item, getattr(item.plugin, hook)))
+        if isinstance(item.plugin, ModelPlugin) and any(_overrides(item.plugin, h, ModelPlugin) for h in _CONTACT_HOOKS):
+            model = item.context.model
+            self._contact_plugins.setdefault(id(model), []).append(item)
+            if self._contact_listener is None:
+                self._contact_listener = _ContactDispatcher(self)
+                self._world.physics.contactListener = self._contact_listener
+
+    def unload_model_plugins(self, model: "Model") -> None:
+        """Shut down and forget the plugins of ``model``."""
+        items = self._by_model.pop(id(model), [])
+        gone = {id(item) for item in items}
+        for hook in _HOOKS:
+            self._hooks[hook] = [(i, f) for i, f in self._hooks[hook] if id(i) not in gone]
+        self._contact_plugins.pop(id(model), None)
+        for item in reversed(items):
+            self._shutdown(item)
+
+    def plugins_of(self, model: "Model") -> list[Plugin]:
+        """The live plugins of ``model``."""
+        return [item.plugin for item in self._by_model.get(id(model), []) if item.enabled]
+
+    def find(self, model: "Model", name: str) -> Plugin:
+        """The live plugin called ``name`` of ``model`` (``KeyError`` when there is none)."""
+        for item in self._by_model.get(id(model), []):
+            if item.context.name == name and item.enabled:
+                return item.plugin
+        raise KeyError(f'model "{model.name}" has no plugin named "{name}"')
+
+    @property
+    def world_plugins(self) -> list[WorldPlugin]:
+        """The live world plugins."""
+        return [item.plugin for item in self._world_plugins if item.enabled]  # type: ignore[misc]
+
+    def _shutdown(self, item: _LoadedPlugin) -> None:
+        try:
+            item.plugin.on_shutdown()
+        except Exception:
+            LOGGER.exception("%s raised in on_shutdown", item.context.describe())
+
+    def close(self) -> None:
+        """Shut down every world plugin (model plugins go with their models)."""
+        for item in reversed(self._world_plugins):
+            self._shutdown(item)
+        self._world_plugins.clear()
+        for hook in _HOOKS:
+            self._hooks[hook] = [(i, f) for i, f in self._hooks[hook] if isinstance(i.plugin, ModelPlugin)]
+
+    # ------------------------------------------------------------------------ running
+    def _disable(self, item: _LoadedPlugin, hook: str, exc: BaseException) -> None:
+        item.enabled = False
+        LOGGER.error(
+            "%s raised in %s and is disabled; the simulation goes on: %s: %s",
+            item.context.describe(),
+            hook,
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
+        for name in _HOOKS:
+            self._hooks[name] = [(i, f) for i, f in self._hooks[name] if i is not item]
+        model = item.context.model
+        if model is not None and id(model) in self._contact_plugins:
+            self._contact_plugins[id(model)] = [i for i in self._contact_plugins[id(model)] if i is not item]
+
+    def _run(self, hook: str, time: TimeKeeper) -> None:
+        for item, function in self._hooks[hook]:
+            try:
+                function(time)
+            except Exception as exc:
+                self._disable(item, hook, exc)
+
+    def before_physics_step(self, time: TimeKeeper) -> None:
+        """Run every enabled plugin's before-step hook."""
+        if self._hooks["before_physics_step"]:
+            self._run("before_physics_step", time)
+
+    def after_physics_step(self, time: TimeKeeper) -> None:
+        """Run every enabled plugin's after-step hook."""
+        if self._hooks["after_physics_step"]:
+            self._run("after_physics_step", time)
+
+    def notify_model_added(self, model: "Model") -> None:
+        """Tell the world plugins of a new model."""
+        self._notify("on_model_added", model)
+
+    def notify_model_removed(self, model: "Model") -> None:
+        """Tell the world plugins that a model leaves."""
+        self._notify("on_model_removed", model)
+
+    def _notify(self, hook: str, model: "Model") -> None:
+        for item in list(self._world_plugins):
+            if item.enabled:
+                try:
+                    getattr(item.plugin, hook)(model)
+                except Exception as exc:
+                    self._disable(item, hook, exc)
+
+    @contextlib.contextmanager
+    def removing(self, bodies: Iterable[b2.body]) -> Iterator[None]:
+        """Destroy ``bodies`` inside this block: their touching contacts end first, then Box2D's own
+        end-contact calls during destruction are suppressed (pybox2d has released the bodies' user
+        data by then, so they could not be delivered safely)."""
+        listener = self._contact_listener
+        if listener is None:
+            yield
+            return
+        for body in bodies:
+            for edge in body.contacts:
+                contact = edge.contact
+                if contact.touching:
+                    self.dispatch_contact("end_contact", contact)
+        self._world.physics.contactListener = None
+        try:
+            yield
+        finally:
+            self._world.physics.contactListener = listener
+
+    def dispatch_contact(self, hook: str, contact: b2.contact, *args: Any) -> None:
+        """Deliver a contact event to the plugins of the models it involves."""
+        entity_a = getattr(contact.fixtureA.body.userData, "entity", None)
+        entity_b = getattr(contact.fixtureB.body.userData, "entity", None)
+        for entity in (entity_a,) if entity_a is entity_b else (entity_a, entity_b):
+            items = self._contact_plugins.get(id(entity))
+            if not items:
+                continue
+            for item in list(items):
+                try:
+                    getattr(item.plugin, hook)(contact, *args)
+                except Exception as exc:
+                    self._disable(item, hook, exc)
+
+
+class _ContactDispatcher(b2.contactListener):
+    """Box2D contact listener forwarding to the plugins of the models involved."""
+
+    def __init__(self, manager: PluginManager) -> None:
+        super().__init__()
+        self._manager = manager
+
+    def BeginContact(self, contact: b2.contact) -> None:  # noqa: N802 - Box2D's names
+        self._manager.dispatch_contact("begin_contact", contact)
+
+    def EndContact(self, contact: b2.contact) -> None:  # noqa: N802
+        self._manager.dispatch_contact("end_contact", contact)
+
+    def PreSolve(self, contact: b2.contact, old_manifold: b2.manifold) -> None:  # noqa: N802
+        self._manager.dispatch_contact("pre_solve", contact, old_manifold)
+
+    def PostSolve(self, contact: b2.contact, impulse: b2.contactImpulse) -> None:  # noqa: N802
+        self._manager.dispatch_contact("post_solve", contact, impulse)
