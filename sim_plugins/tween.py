@@ -4,8 +4,10 @@ Parameters: ``body`` (required), ``delta`` ([dx, dy, dyaw] in world axes, [0, 0,
 ``duration`` (s, 1.0), ``mode`` (``yoyo`` | ``loop`` | ``once`` | ``trigger``; ``yoyo``),
 ``easing`` (``linear`` or any name of :data:`sim_server.core.easing.EASINGS`), ``trigger_topic``
 (std_msgs/Bool: in ``trigger`` mode true moves towards the end, false back to the start).
-The body is placed directly each step (before physics), as the reference does; progress
-advances by the step size in whole milliseconds, as in the reference.
+The body is placed directly at the end of each step, so that after every step it is exactly on
+its path (contacts of the step cannot push it off, as they cannot in the reference, whose Box2D
+finds a teleported body's contacts one step later); progress advances by the step size in whole
+milliseconds, as in the reference.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ class Tween(ModelPlugin):
     def _on_trigger(self, message) -> None:
         self.triggered = bool(message.data)
 
-    def before_physics_step(self, time: TimeKeeper) -> None:
+    def after_physics_step(self, time: TimeKeeper) -> None:
         step_ms = int(time.step_size * 1000)
         if self.duration_ms > 0:
             self.progress += self.direction * step_ms / self.duration_ms

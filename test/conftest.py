@@ -14,9 +14,15 @@ DEMO_WORLD = REPO_ROOT / "config" / "worlds" / "demo" / "world.yaml"
 
 
 @pytest.fixture
-def simple_world_path() -> Path:
-    """The reference's simple_test_A world."""
-    return LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml"
+def ros_context():
+    """A private rclpy context for one test (rclpy imported only by the tests that use it)."""
+    import rclpy
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context)
+    yield context
+    rclpy.try_shutdown(context=context)
 PLUGIN_TESTS = FLATLAND_DATA / "plugins"
 PLUGIN_MANAGER_TESTS = FLATLAND_DATA / "plugin_manager_tests"
 

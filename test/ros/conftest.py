@@ -20,14 +20,6 @@ from test.conftest import LOAD_WORLD_TESTS
 WAIT_LIMIT = 20.0
 
 
-@pytest.fixture
-def ros_context() -> Iterator[Context]:
-    context = Context()
-    rclpy.init(context=context)
-    yield context
-    rclpy.try_shutdown(context=context)
-
-
 def make_server(context: Context, **params) -> SimServerNode:
     overrides = [Parameter(name, value=value) for name, value in params.items()]
     return SimServerNode(context=context, parameter_overrides=overrides)
@@ -38,6 +30,7 @@ class Harness:
 
     def __init__(self, context: Context, world_path: Path, **params) -> None:
         params.setdefault("update_rate", 0.0)
+        params.setdefault("show_viz", False)
         self.server = make_server(context, world_path=str(world_path), **params)
         self.client = Node("test_client", context=context)
         self.executor = SingleThreadedExecutor(context=context)
@@ -77,6 +70,6 @@ class Harness:
 
 @pytest.fixture
 def harness(ros_context: Context) -> Iterator[Harness]:
-    h = Harness(ros_context, LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml")
+    h = Harness(ros_context, LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml", show_viz=True)
     yield h
     h.close()
