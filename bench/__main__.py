@@ -1,53 +1,75 @@
-"""``make bench``: measure step throughput of the core and of the ROS node on the office world.
+"""``make bench``: step throughput and laser throughput, with medians over repeated runs.
 
-Scenarios (all with the laser idle, since plugins are not loaded yet):
+Scenarios:
 
-* ``core``: the in-process API, ``World.step()`` in a loop, no ROS.
-* ``node``: the ROS server node at update_rate 0 (as fast as possible), publishing /clock every
-  step and serving callbacks, as in a normal run.
+* ``benchmark_world``: the reference simulator's own benchmark scene (office map, a tricycle
+  cleaner with a 1081-beam 20 m laser at 40 Hz computed always, step 0.005 s), run by the ROS
+  node at update_rate 0 with /clock and scans published as in normal runs.
+* ``office, laser idle``: the demo office world (cleaner, walker, sensor) by the ROS node at
+  update_rate 0, nobody subscribed to the scan.
+* ``core, office``: the same world stepped in-process (no ROS); without ROS there are no
+  subscribers to wait for, so the cleaner's laser scans at its 40 Hz.
+* ``laser``: beams per second of the batch ray caster on the office map, beside a per-beam
+  Box2D ray cast (Python callback) measured in the same run, and the largest difference
+  between the two over every beam.
 
-Until the plugins exist no robot drives, so these figures measure the step loop's overhead, not
-the reference benchmark scene.
-
-Each scenario runs ``--repeats`` times; the table reports medians. Figures are also written as
-JSON to ``bench/results/<timestamp>.json`` so runs can be compared over time.
+Figures go to a table and to ``bench/results/<timestamp>.json``. Reference figures (Flatland C++
+on this machine kind, from the issue tracker) are printed beside ours as ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import resource
 import statistics
 import time
 from pathlib import Path
+from typing import Callable
+
+import numpy as np
 
 from sim_server.core import World
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 OFFICE_WORLD = REPO_ROOT / "config" / "worlds" / "demo" / "world.yaml"
+BENCHMARK_WORLD = Path(__file__).resolve().parent / "worlds" / "benchmark_world" / "world.yaml"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 STEP_SIZE = 0.005
-#: Reference figure from the issue tracker: Flatland (C++) on this machine kind, laser idle.
-REFERENCE_OFFICE_IDLE_RTF = 58.0
+#: Flatland (C++) on this machine kind: benchmark scene and office with the laser idle (x real time).
+REFERENCE_RTF = {"benchmark_world": 13.0, "office, laser idle": 58.0}
+#: A 270-degree, 1081-beam scan as the cleaner's.
+SCAN_BEAMS = 1081
+SCAN_RANGE = 20.0
 
 
-def bench_core(steps: int) -> dict[str, float]:
-    """Step the office world in-process; returns startup and stepping figures."""
+def bench_core(seconds: float) -> dict[str, float]:
+    """Step the office world in-process for about ``seconds`` of wall time."""
     started = time.perf_counter()
     world = World.from_file(OFFICE_WORLD, step_size=STEP_SIZE)
     startup = time.perf_counter() - started
     world.step(10)  # the first steps build Box2D's contact pairs
-    started = time.perf_counter()
-    world.step(steps)
+    steps, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        world.step(200)
+        steps += 200
     elapsed = time.perf_counter() - started
     world.close()
-    return {"startup_s": startup, "steps_per_s": steps / elapsed, "ms_per_step": 1e3 * elapsed / steps,
-            "rtf": steps * STEP_SIZE / elapsed}
+    return _rates(steps, elapsed, startup)
 
 
-def bench_node(seconds: float) -> dict[str, float]:
+def _rates(steps: int, elapsed: float, startup: float) -> dict[str, float]:
+    return {
+        "rtf": steps * STEP_SIZE / elapsed,
+        "ms_per_step": 1e3 * elapsed / steps,
+        "steps_per_s": steps / elapsed,
+        "startup_s": startup,
+    }
+
+
+def bench_node(world_path: Path, seconds: float, subscribe_scan: bool = False) -> dict[str, float]:
     """Run the ROS node at update_rate 0 for ``seconds`` of wall time."""
     import rclpy
     from rclpy.context import Context
@@ -62,7 +84,7 @@ def bench_node(seconds: float) -> dict[str, float]:
         node = SimServerNode(
             context=context,
             parameter_overrides=[
-                Parameter("world_path", value=str(OFFICE_WORLD)),
+                Parameter("world_path", value=str(world_path)),
                 Parameter("update_rate", value=0.0),
                 Parameter("step_size", value=STEP_SIZE),
             ],
@@ -78,39 +100,132 @@ def bench_node(seconds: float) -> dict[str, float]:
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
-    return {"startup_s": startup, "steps_per_s": steps / elapsed, "ms_per_step": 1e3 * elapsed / steps,
-            "rtf": steps * STEP_SIZE / elapsed}
+    return _rates(steps, elapsed, startup)
+
+
+def bench_laser(seconds: float) -> dict[str, float]:
+    """Beams per second of the batch caster and of per-beam Box2D ray casts, on the office map."""
+    from Box2D import b2
+
+    from sim_server.core.laser_scanner import scene_of
+    from sim_server.core.raycast import cast_rays
+
+    world = World.from_file(OFFICE_WORLD, step_size=STEP_SIZE)
+    world.step(2)
+    scene = scene_of(world)
+    rng = np.random.default_rng(7)
+    origins = [(rng.uniform(-15.0, 47.0), rng.uniform(-6.0, 18.0)) for _ in range(50)]
+    angles = np.linspace(-0.75 * math.pi, 0.75 * math.pi, SCAN_BEAMS)
+    mask = 0xFFFF
+    cast_rays(0.0, 0.0, angles, SCAN_RANGE, mask, scene.static, scene.moving(0))  # compile outside the timing
+
+    scans, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        x, y = origins[scans % len(origins)]
+        cast_rays(x, y, angles, SCAN_RANGE, mask, scene.static, scene.moving(world.time.iterations))
+        scans += 1
+    batch_rate = scans * SCAN_BEAMS / (time.perf_counter() - started)
+
+    class Closest(b2.rayCastCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fraction = None
+
+        def ReportFixture(self, fixture, point, normal, fraction):  # noqa: N802 - Box2D's name
+            if fixture.sensor:
+                return -1.0
+            self.fraction = fraction
+            return fraction
+
+    def box2d_scan(x: float, y: float) -> np.ndarray:
+        out = np.empty(SCAN_BEAMS)
+        for index, angle in enumerate(angles):
+            callback = Closest()
+            world.physics.RayCast(callback, (x, y), (x + SCAN_RANGE * math.cos(angle), y + SCAN_RANGE * math.sin(angle)))
+            out[index] = math.inf if callback.fraction is None else callback.fraction * SCAN_RANGE
+        return out
+
+    baseline_scans, started = 0, time.perf_counter()
+    worst = 0.0
+    while time.perf_counter() - started < seconds or baseline_scans < 3:
+        x, y = origins[baseline_scans % len(origins)]
+        reference = box2d_scan(x, y)
+        ours, _ = cast_rays(x, y, angles, SCAN_RANGE, mask, scene.static, scene.moving(world.time.iterations))
+        both = np.isfinite(reference) & np.isfinite(ours)
+        if not np.array_equal(np.isfinite(reference), np.isfinite(ours)):
+            worst = math.inf
+        elif both.any():
+            worst = max(worst, float(np.abs(reference[both] - ours[both]).max()))
+        baseline_scans += 1
+    baseline_rate = baseline_scans * SCAN_BEAMS / (time.perf_counter() - started)
+    world.close()
+    return {
+        "beams_per_s": batch_rate,
+        "ms_per_scan": 1e3 * SCAN_BEAMS / batch_rate,
+        "box2d_beams_per_s": baseline_rate,
+        "box2d_ms_per_scan": 1e3 * SCAN_BEAMS / baseline_rate,
+        "speedup": batch_rate / baseline_rate,
+        "max_abs_difference_m": worst,
+    }
+
+
+def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="sim_server benchmarks")
     parser.add_argument("--repeats", type=int, default=3, help="runs per scenario (medians are reported)")
-    parser.add_argument("--steps", type=int, default=20000, help="steps per core run")
-    parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds per node run")
+    parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds per run")
     args = parser.parse_args(argv)
 
-    runs = {
-        "core (office, laser idle)": [bench_core(args.steps) for _ in range(args.repeats)],
-        "node (office, laser idle, /clock every step)": [bench_node(args.seconds) for _ in range(args.repeats)],
+    step_scenarios: dict[str, Callable[[], dict[str, float]]] = {
+        "benchmark_world": lambda: bench_node(BENCHMARK_WORLD, args.seconds),
+        "office, laser idle": lambda: bench_node(OFFICE_WORLD, args.seconds),
+        "core, office, laser 40 Hz": lambda: bench_core(args.seconds),
     }
-    medians = {name: {key: statistics.median(r[key] for r in results) for key in results[0]}
-               for name, results in runs.items()}
+    runs: dict[str, list[dict[str, float]]] = {}
+    for name, scenario in step_scenarios.items():
+        runs[name] = [scenario() for _ in range(args.repeats)]
+    laser_runs = [bench_laser(args.seconds) for _ in range(args.repeats)]
+    medians = {name: median_of(results) for name, results in runs.items()}
+    laser = median_of(laser_runs)
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
-    header = f"{'scenario':48} {'RTF':>9} {'ms/step':>9} {'steps/s':>10} {'startup s':>10}"
+    header = f"{'scenario':26} {'RTF':>8} {'vs C++':>7} {'ms/step':>9} {'steps/s':>9} {'startup s':>9}"
     print(header)
     print("-" * len(header))
     for name, m in medians.items():
-        print(f"{name:48} {m['rtf']:9.1f} {m['ms_per_step']:9.4f} {m['steps_per_s']:10.0f} {m['startup_s']:10.3f}")
-    print(f"\npeak RSS {peak_rss_mib:.0f} MiB; medians of {args.repeats} runs.")
-    print(f"Not yet comparable with the reference's {REFERENCE_OFFICE_IDLE_RTF:.0f}x (office, laser idle): model "
-          "plugins are not loaded yet, so no robot drives and resting bodies sleep in Box2D.")
+        reference = REFERENCE_RTF.get(name)
+        ratio = f"{m['rtf'] / reference:6.2f}x" if reference else "      -"
+        print(f"{name:26} {m['rtf']:8.1f} {ratio} {m['ms_per_step']:9.4f} {m['steps_per_s']:9.0f} {m['startup_s']:9.3f}")
+    print(
+        f"\nlaser, office map, {SCAN_BEAMS} beams: {laser['beams_per_s'] / 1e6:.2f} M beams/s "
+        f"({laser['ms_per_scan']:.3f} ms/scan); per-beam Box2D ray cast: {laser['box2d_beams_per_s'] / 1e3:.0f} k beams/s "
+        f"({laser['box2d_ms_per_scan']:.1f} ms/scan); {laser['speedup']:.0f}x faster; "
+        f"largest difference {laser['max_abs_difference_m']:.2e} m"
+    )
+    print(f"peak RSS {peak_rss_mib:.0f} MiB; medians of {args.repeats} runs of {args.seconds:g} s.")
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     out = RESULTS_DIR / time.strftime("%Y%m%d-%H%M%S.json")
-    out.write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
-                               "repeats": args.repeats, "medians": medians, "runs": runs,
-                               "peak_rss_mib": peak_rss_mib}, indent=2))
+    out.write_text(
+        json.dumps(
+            {
+                "machine": platform.platform(),
+                "python": platform.python_version(),
+                "repeats": args.repeats,
+                "seconds": args.seconds,
+                "medians": medians,
+                "laser": laser,
+                "runs": runs,
+                "laser_runs": laser_runs,
+                "reference_rtf": REFERENCE_RTF,
+                "peak_rss_mib": peak_rss_mib,
+            },
+            indent=2,
+        )
+    )
     print(f"results written to {out.relative_to(REPO_ROOT)}")
     return 0
 

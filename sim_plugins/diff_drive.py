@@ -5,6 +5,8 @@ Parameters (besides those of :mod:`sim_plugins.odometry` and :mod:`sim_plugins.v
 speed and yaw rate with the twist noise), ``enable_twist_pub`` (true), ``enable_odom_tf_pub``
 (true: odom -> body on /tf from the noisy odometry), ``linear_dynamics`` and
 ``angular_dynamics`` ({acceleration_limit, deceleration_limit, velocity_limit}; 0 = none).
+When the odom frame is not the ground-truth frame (``map``), an identity ``map`` -> odom
+transform goes to /tf_static: odometry is the world pose plus noise, so both frames coincide.
 
 Each step, before physics, the commanded speeds pass the dynamics limits and become the body's
 velocity (forward speed along the body's x axis, yaw rate about its origin); odometry of the pose
@@ -64,6 +66,11 @@ class DiffDrive(ModelPlugin):
                 self._twist_publisher = node.create_publisher(TwistStamped, self.context.topic(twist_topic), 10)
             if self.enable_tf:
                 self._tf = broadcaster_for(node)
+                odom, world_frame = self.odometry.odom_frame_id, self.odometry.ground_truth_frame_id
+                if odom != world_frame:
+                    # Odometry poses are world poses plus noise: the odom frame sits on the world
+                    # frame, so RViz with fixed frame "map" shows the robot without extra nodes.
+                    self._tf.send_static([transform(world_frame, odom, Pose2D(), self.context.world.time.time_ns)])
 
     def before_physics_step(self, time: TimeKeeper) -> None:
         dt = time.step_size
@@ -90,6 +97,8 @@ class DiffDrive(ModelPlugin):
             self._tf.send([self._transform(self.odometry.odom_frame_id, self.odometry.child_frame_id, noisy.pose, time.time_ns)])
 
     def on_shutdown(self) -> None:
+        if self._tf is not None:
+            self._tf.remove_static([self.odometry.odom_frame_id])
         self.command.close()
         self.odometry.close()
         if self._twist_publisher is not None:

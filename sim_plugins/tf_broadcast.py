@@ -46,6 +46,7 @@ class TfBroadcaster:
         self._tf = node.create_publisher(TFMessage, "/tf", TF_QOS)
         self._static = node.create_publisher(TFMessage, "/tf_static", TF_STATIC_QOS)
         self._static_transforms: dict[str, TransformStamped] = {}
+        self._static_users: dict[str, int] = {}
 
     def send(self, transforms: Iterable[TransformStamped]) -> None:
         """Publish changing transforms on /tf."""
@@ -57,12 +58,22 @@ class TfBroadcaster:
         """Latch transforms that never change on /tf_static (all of them, as tf2 does)."""
         for item in transforms:
             self._static_transforms[item.child_frame_id] = item
+            self._static_users[item.child_frame_id] = self._static_users.get(item.child_frame_id, 0) + 1
         self._static.publish(TFMessage(transforms=list(self._static_transforms.values())))
 
     def remove_static(self, child_frames: Iterable[str]) -> None:
-        """Forget static transforms (their model left) and re-latch the rest."""
+        """Forget static transforms (their model left) and re-latch the rest.
+
+        A transform sent by several plugins (a shared odom frame, say) stays until all of them
+        removed it.
+        """
         changed = False
         for child in child_frames:
+            users = self._static_users.get(child, 0) - 1
+            if users > 0:
+                self._static_users[child] = users
+                continue
+            self._static_users.pop(child, None)
             changed |= self._static_transforms.pop(child, None) is not None
         if changed and self._node.context.ok():  # nothing to tell once ROS is shut down
             self._static.publish(TFMessage(transforms=list(self._static_transforms.values())))

@@ -2,13 +2,15 @@
 
 Starts the server as its own process (as ``ros2 run`` would), then, from this process over
 real ROS 2 topics and services: waits for /clock, spawns a model, moves it, deletes it, tries
-a failing call, pauses and resumes, lets the world run for a while and prints sim time,
-real-time factor and the topics and services offered. Exit code 0 when every step behaved.
+a failing call, pauses and resumes, drives the cleaner robot through cmd_vel while reading its
+odometry and laser scans, lets the world run for a while and prints sim time, real-time factor
+and the topics and services offered. Exit code 0 when every step behaved.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import subprocess
@@ -18,10 +20,12 @@ from pathlib import Path
 from typing import Callable
 
 import rclpy
-from geometry_msgs.msg import Pose2D
+from geometry_msgs.msg import Pose2D, Twist
+from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import LaserScan
 from std_srvs.srv import Empty
 
 from sim_msgs.srv import DeleteModel, MoveModel, SpawnModel
@@ -108,6 +112,31 @@ def run_demo(world: Path, run_seconds: float) -> int:
         _check(client.spin_until(lambda: client.clock_ns > paused_at), "resume restarts /clock", failures)
         delete = client.call(DeleteModel, "/delete_model", DeleteModel.Request(name="visitor"))
         _check(delete.success, f"delete_model visitor: {delete.message}", failures)
+
+        # Drive the cleaner (TricycleDrive: linear.x is the wheel speed, angular.z the steering
+        # angle) and watch its odometry and its 1081-beam laser.
+        scans: list[LaserScan] = []
+        odometry: list[Odometry] = []
+        client.node.create_subscription(LaserScan, "/scan", scans.append, 10)
+        client.node.create_subscription(Odometry, "/odometry/ground_truth", odometry.append, 10)
+        command = client.node.create_publisher(Twist, "/cmd_vel", 1)
+        client.spin_until(lambda: bool(odometry) and bool(scans))
+        start = odometry[-1].pose.pose.position if odometry else None
+        drive = Twist()
+        drive.linear.x, drive.angular.z = 0.5, 0.3
+        for _ in range(20):  # 2 s of wall time
+            command.publish(drive)
+            client.spin_for(0.1)
+        command.publish(Twist())
+        end = odometry[-1].pose.pose.position if odometry else None
+        moved = math.hypot(end.x - start.x, end.y - start.y) if start and end else 0.0
+        _check(moved > 0.3, f"cmd_vel drives cleaner1: it moved {moved:.2f} m", failures)
+        if scans:
+            hits = sum(1 for r in scans[-1].ranges if math.isfinite(r))
+            _check(len(scans[-1].ranges) == 1081, f"/scan: {len(scans)} scans of {len(scans[-1].ranges)} beams, "
+                   f"{hits} hits, frame {scans[-1].header.frame_id}", failures)
+        else:
+            _check(False, "/scan publishes laser scans", failures)
 
         print(f"Letting the world run for {run_seconds:.0f} s of wall time...")
         start_wall, start_sim = time.monotonic(), client.clock_ns

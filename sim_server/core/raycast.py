@@ -36,6 +36,16 @@ TIE_TOLERANCE = 1e-9
 
 
 @njit(cache=True)
+def _axis_start(offset, direction, cell_index, cell):  # pragma: no cover - compiled
+    """Along one grid axis, for a line at ``offset`` from the grid origin moving ``direction`` per
+    unit of t: the t of the first cell boundary ahead and the t between boundaries."""
+    if direction == 0.0:
+        return math.inf, math.inf
+    boundary = (cell_index + (1 if direction > 0 else 0)) * cell
+    return (boundary - offset) / direction, cell / abs(direction)
+
+
+@njit(cache=True)
 def _cells_of_segment(x1, y1, x2, y2, x0, y0, cell, nx, ny, out):  # pragma: no cover - compiled
     """Write the indices of the grid cells a segment passes through into ``out``; return the count."""
     count = 0
@@ -51,20 +61,8 @@ def _cells_of_segment(x1, y1, x2, y2, x0, y0, cell, nx, ny, out):  # pragma: no 
     dy = y2 - y1
     step_x = 1 if dx > 0 else -1
     step_y = 1 if dy > 0 else -1
-    if dx != 0.0:
-        next_x = x0 + (cx + (1 if dx > 0 else 0)) * cell
-        t_max_x = (next_x - x1) / dx
-        t_delta_x = cell / abs(dx)
-    else:
-        t_max_x = math.inf
-        t_delta_x = math.inf
-    if dy != 0.0:
-        next_y = y0 + (cy + (1 if dy > 0 else 0)) * cell
-        t_max_y = (next_y - y1) / dy
-        t_delta_y = cell / abs(dy)
-    else:
-        t_max_y = math.inf
-        t_delta_y = math.inf
+    t_max_x, t_delta_x = _axis_start(x1 - x0, dx, cx, cell)
+    t_max_y, t_delta_y = _axis_start(y1 - y0, dy, cy, cell)
     while True:
         out[count] = cy * nx + cx
         count += 1
@@ -227,18 +225,8 @@ def _cast(
                 cy = min(max(int(math.floor(sy / cell)), 0), ny - 1)
                 step_x = 1 if dx > 0 else -1
                 step_y = 1 if dy > 0 else -1
-                if dx != 0.0:
-                    t_max_x = ((cx + (1 if dx > 0 else 0)) * cell - lx) / dx
-                    t_delta_x = cell / abs(dx)
-                else:
-                    t_max_x = math.inf
-                    t_delta_x = math.inf
-                if dy != 0.0:
-                    t_max_y = ((cy + (1 if dy > 0 else 0)) * cell - ly) / dy
-                    t_delta_y = cell / abs(dy)
-                else:
-                    t_max_y = math.inf
-                    t_delta_y = math.inf
+                t_max_x, t_delta_x = _axis_start(lx, dx, cx, cell)
+                t_max_y, t_delta_y = _axis_start(ly, dy, cy, cell)
                 while True:
                     c = cy * nx + cx
                     for k in range(starts[c], starts[c + 1]):
