@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sim_server.core import ConfigError, Pose2D, World
-from sim_server.core.plugin_api import MODEL_PLUGIN_GROUP, UpdateTimer
+from sim_server.core.plugin_api import MODEL_PLUGIN_GROUP, WORLD_PLUGIN_GROUP, UpdateTimer
 from sim_server.core.timekeeper import TimeKeeper
 from test.conftest import PLUGIN_MANAGER_TESTS, PLUGIN_TESTS, plugin
 
@@ -82,6 +82,27 @@ class FailingPlugin(ModelPlugin):
 
 class OldPlugin(ModelPlugin):
     api_version = 0
+
+
+from sim_server.core.plugin_api import WorldPlugin
+
+
+class Census(WorldPlugin):
+    """A world plugin following the models that come and go."""
+
+    def on_initialize(self, config):
+        self.label = config.get_str("label")
+        self.events = []
+        self.steps = 0
+
+    def on_model_added(self, model):
+        self.events.append(("added", model.name))
+
+    def on_model_removed(self, model):
+        self.events.append(("removed", model.name))
+
+    def before_physics_step(self, time):
+        self.steps += 1
 '''
 
 
@@ -100,6 +121,7 @@ def thirdparty(tmp_path: Path, monkeypatch) -> Path:
         "Broken": "NoSuchClass",
     }
     lines = [f"[{MODEL_PLUGIN_GROUP}]"] + [f"{name} = test_thirdparty_plugins:{cls}" for name, cls in entries.items()]
+    lines += [f"[{WORLD_PLUGIN_GROUP}]", "Census = test_thirdparty_plugins:Census"]
     (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     yield tmp_path
@@ -229,3 +251,19 @@ def test_contacts_with_layer_and_models(thirdparty: Path, tmp_path: Path) -> Non
     world.delete_model("other")
     assert counter.calls["end"] == 2
     world.close()
+
+
+def test_world_plugins_follow_models(thirdparty: Path, tmp_path: Path) -> None:
+    world = world_with(tmp_path, "", extra_models="plugins:\n  - {name: census, type: Census, label: all}\n")
+    (census,) = world.plugins.world_plugins
+    assert census.label == "all" and census.events == []
+    world.spawn_model("bot.model.yaml", "second")
+    world.step(3)
+    world.delete_model("second")
+    assert census.events == [("added", "second"), ("removed", "second")] and census.steps == 3
+    world.close()
+
+
+def test_world_plugin_errors_name_the_plugin(thirdparty: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r'plugin "census" \(type "Census"\) \(world plugin\).*key "label" is missing'):
+        world_with(tmp_path, "", extra_models="plugins:\n  - {name: census, type: Census}\n")

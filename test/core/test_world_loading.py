@@ -178,3 +178,21 @@ def test_every_reference_world_loads() -> None:
         world.step(10)
         assert math.isclose(world.time.sim_time, 10 * world.time.step_size)
         world.close()
+
+
+def _valid_reference_worlds() -> list:
+    from test.conftest import FLATLAND_DATA
+
+    return sorted(
+        path
+        for path in FLATLAND_DATA.rglob("world*.yaml")
+        if "invalid" not in str(path.relative_to(FLATLAND_DATA)) and "plugin_manager_tests" not in str(path)
+    )
+
+
+@pytest.mark.parametrize("path", _valid_reference_worlds(), ids=lambda p: str(p.parent.name) + "/" + p.name)
+def test_every_valid_reference_world_loads_and_runs(path: Path) -> None:
+    world = World.from_file(path, step_size=0.01)
+    world.step(20)
+    assert world.time.iterations == 20
+    world.close()

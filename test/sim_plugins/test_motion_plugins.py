@@ -131,3 +131,24 @@ def test_tricycle_steering_rate_limit() -> None:
     assert truth.pose.x == pytest.approx(12 + math.cos(0.2) * 0.05, abs=0.01)
     assert truth.pose.y == pytest.approx(math.sin(0.2) * 0.05, abs=0.01)
     world.close()
+
+
+def test_tween_trigger_mode(tmp_path) -> None:
+    (tmp_path / "door.model.yaml").write_text(
+        "bodies:\n  - name: door\n    type: kinematic\n    footprints: [{type: circle, radius: 0.2, density: 1}]\n"
+        "plugins:\n  - {type: Tween, name: slide, body: door, mode: trigger, delta: [2, 0, 0], duration: 1.0,"
+        " trigger_topic: open}\n"
+    )
+    (tmp_path / "world.yaml").write_text("properties: {}\nmodels:\n  - {name: door, model: door.model.yaml}\n")
+    world = World.from_file(tmp_path / "world.yaml", step_size=0.25)
+    slide = plugin(world, "door", "slide")
+    door = world.models["door"].bodies["door"]
+    world.step(4)
+    assert door.pose.x == pytest.approx(0.0, abs=1e-9)  # the first step moves, then it returns
+    slide.triggered = True
+    world.step(6)
+    assert door.pose.x == pytest.approx(2.0)
+    slide.triggered = False
+    world.step(2)
+    assert door.pose.x == pytest.approx(1.5)
+    world.close()
