@@ -182,6 +182,20 @@ class Model:
             physics_body.linearVelocity = (cos_d * vx - sin_d * vy, sin_d * vx + cos_d * vy)
             physics_body.awake = True
 
+    def set_twist(self, vx: float, vy: float, wz: float) -> None:
+        """Move the whole model rigidly: its first body's origin at (vx, vy) m/s turning at wz rad/s.
+
+        Every body gets the velocity its points have in that rigid motion.
+        """
+        origin = self.first_body.physics_body.position
+        for body in self.bodies.values():
+            physics_body = body.physics_body
+            center = physics_body.worldCenter
+            rx, ry = center[0] - origin[0], center[1] - origin[1]
+            physics_body.linearVelocity = (vx - wz * ry, vy + wz * rx)
+            physics_body.angularVelocity = wz
+            physics_body.awake = True
+
     def destroy(self) -> None:
         """Remove the model's joints and bodies from the physics world."""
         for joint in self.joints.values():

@@ -139,8 +139,47 @@ class ModelPlugin(Plugin):
         return None
 
 
+@dataclass(frozen=True)
+class UpdateInfo:
+    """What a world plugin's phase hooks learn of the step (Gazebo Sim's UpdateInfo).
+
+    Attributes:
+        sim_time_ns: sim time reached after this step, nanoseconds.
+        step_size: sim seconds this step advances (0 while paused).
+        iterations: steps taken once this step is done.
+        wall_time: wall-clock time, seconds since the epoch.
+        paused: whether the world is paused (the hooks still run, time does not advance).
+    """
+
+    sim_time_ns: int
+    step_size: float
+    iterations: int
+    wall_time: float
+    paused: bool
+
+    @property
+    def sim_time(self) -> float:
+        """Sim time reached after this step, seconds."""
+        return self.sim_time_ns / 1e9
+
+
 class WorldPlugin(Plugin):
-    """Base class of world plugins (a world file's ``plugins:`` entries)."""
+    """Base class of world plugins (a world file's ``plugins:`` entries).
+
+    Besides the hooks of every plugin, a world plugin may take part in the phases of a step as
+    Gazebo Sim's systems do: ``on_initialize`` is *configure* (read and write, once, with the
+    plugin's YAML), :meth:`pre_update` runs before physics (read and write: apply controls),
+    the physics step is the server's *update*, and :meth:`post_update` runs after it (read
+    the state: sensors, recorders; do not change it). Both phase hooks also run while the world
+    is paused, with a step size of 0. Model plugins have the same phases under other names:
+    ``before_physics_step`` and ``after_physics_step``.
+    """
+
+    def pre_update(self, info: UpdateInfo) -> None:
+        """Before the physics step (and on every paused tick)."""
+
+    def post_update(self, info: UpdateInfo) -> None:
+        """After the physics step (and on every paused tick); read-only by convention."""
 
     def on_model_added(self, model: "Model") -> None:
         """A model entered the world."""

@@ -23,6 +23,7 @@ from sim_server.core.plugin_api import (
     ModelPlugin,
     Plugin,
     PluginContext,
+    UpdateInfo,
     WorldPlugin,
 )
 from sim_server.core.timekeeper import TimeKeeper
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 LOGGER = logging.getLogger("sim_server")
 
-_HOOKS = ("before_physics_step", "after_physics_step")
+_HOOKS = ("before_physics_step", "after_physics_step", "pre_update", "post_update")
 _CONTACT_HOOKS = ("begin_contact", "end_contact", "pre_solve", "post_solve")
 
 
@@ -202,10 +203,10 @@ class PluginManager:
         if model is not None and id(model) in self._contact_plugins:
             self._contact_plugins[id(model)] = [i for i in self._contact_plugins[id(model)] if i is not item]
 
-    def _run(self, hook: str, time: TimeKeeper) -> None:
+    def _run(self, hook: str, argument: Any) -> None:
         for item, function in self._hooks[hook]:
             try:
-                function(time)
+                function(argument)
             except Exception as exc:
                 self._disable(item, hook, exc)
 
@@ -218,6 +219,21 @@ class PluginManager:
         """Run every enabled plugin's after-step hook."""
         if self._hooks["after_physics_step"]:
             self._run("after_physics_step", time)
+
+    @property
+    def has_update_hooks(self) -> bool:
+        """Whether any world plugin takes part in the pre/post-update phases."""
+        return bool(self._hooks["pre_update"] or self._hooks["post_update"])
+
+    def pre_update(self, info: UpdateInfo) -> None:
+        """Run every world plugin's pre-update phase."""
+        if self._hooks["pre_update"]:
+            self._run("pre_update", info)
+
+    def post_update(self, info: UpdateInfo) -> None:
+        """Run every world plugin's post-update phase."""
+        if self._hooks["post_update"]:
+            self._run("post_update", info)
 
     def notify_model_added(self, model: "Model") -> None:
         """Tell the world plugins of a new model."""

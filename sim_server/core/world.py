@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
+from time import time as wall_clock
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
@@ -26,6 +28,7 @@ from sim_server.core.layer import Layer
 from sim_server.core.map_file import load_map_file
 from sim_server.core.model import Model
 from sim_server.core.model_file import ModelSpec, load_model_file
+from sim_server.core.plugin_api import UpdateInfo
 from sim_server.core.plugin_manager import PluginManager
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.world_file import WorldSpec, load_world_file
@@ -37,6 +40,18 @@ LOGGER = logging.getLogger("sim_server")
 DEFAULT_STEP_SIZE = 0.005
 
 StepHook = Callable[[TimeKeeper], None]
+
+
+@dataclass(frozen=True)
+class Contact:
+    """Two touching fixtures: the entities (model or layer names) and bodies, and the contact
+    points (world frame, m)."""
+
+    entity_a: str
+    body_a: str
+    entity_b: str
+    body_b: str
+    points: tuple[tuple[float, float], ...]
 
 
 class WorldListener(Protocol):
@@ -81,6 +96,7 @@ class World:
         self.static_geometry_version = 0
         self.models: dict[str, Model] = {}
         self._listeners: list[WorldListener] = []
+        self._file_models: dict[Path, ModelSpec] = {}
         self.plugins = PluginManager(self)
         self.before_step_hooks: list[StepHook] = [self.plugins.before_physics_step]
         self.after_step_hooks: list[StepHook] = [self.plugins.after_physics_step]
@@ -112,16 +128,32 @@ class World:
         spec = load_world_file(Path(world_path), preprocessor)
         world = cls(spec, step_size, preprocessor, ros_node, seed)
         world._load_layers()
-        model_specs: dict[Path, ModelSpec] = {}
         for entry in spec.models:
             try:
-                if entry.model_path not in model_specs:
-                    model_specs[entry.model_path] = load_model_file(entry.model_path, world.preprocessor)
-                world.add_model(model_specs[entry.model_path], entry.name, entry.namespace, entry.pose)
+                if entry.model_path not in world._file_models:
+                    world._file_models[entry.model_path] = load_model_file(entry.model_path, world.preprocessor)
             except ConfigError as exc:
                 raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
-        world.plugins.load_world_plugins(spec.plugins)
+        world._populate()
         return world
+
+    def _populate(self) -> None:
+        """Add the world file's models and world plugins (as loaded, or after a reset)."""
+        for entry in self.spec.models:
+            try:
+                self.add_model(self._file_models[entry.model_path], entry.name, entry.namespace, entry.pose)
+            except ConfigError as exc:
+                raise ConfigError(f"{self.spec.path}: {entry.location}: {exc}") from None
+        self.plugins.load_world_plugins(self.spec.plugins)
+
+    def reset(self) -> None:
+        """Return to the state as loaded: time 0, the file's models at their poses, plugins
+        initialised afresh, spawned models gone. The process and the layers stay."""
+        for name in list(self.models):
+            self.delete_model(name)
+        self.plugins.close()
+        self.time.reset()
+        self._populate()
 
     def _load_layers(self) -> None:
         for layer_spec in self.spec.layers:
@@ -211,6 +243,49 @@ class World:
         _check_pose(pose)
         model.set_pose(pose)
 
+    def set_model_state(self, name: str, pose: Pose2D, vx: float, vy: float, wz: float) -> None:
+        """Set a model's pose (as :meth:`move_model`) and twist (m/s, rad/s, world frame) at once."""
+        model = self.model(name)
+        _check_pose(pose)
+        if not all(math.isfinite(v) for v in (vx, vy, wz)):
+            raise RequestError(f"twist must be finite, got ({vx}, {vy}, {wz})")
+        model.set_pose(pose)
+        model.set_twist(vx, vy, wz)
+
+    def set_joint_motor(self, model_name: str, joint_name: str, enable: bool, speed: float, max_torque: float) -> None:
+        """Switch a revolute joint's motor on (target ``speed`` rad/s, at most ``max_torque`` N m) or off."""
+        model = self.model(model_name)
+        joint = model.joints.get(joint_name)
+        if joint is None:
+            raise EntityError(f'model "{model_name}" has no joint named "{joint_name}"')
+        if joint.spec.joint_type != "revolute":
+            raise RequestError(f'joint "{joint_name}" of model "{model_name}" is a {joint.spec.joint_type} joint, not revolute')
+        if not (math.isfinite(speed) and math.isfinite(max_torque)) or max_torque < 0.0:
+            raise RequestError(f"speed must be finite and max_torque finite and >= 0, got {speed}, {max_torque}")
+        physics = joint.physics_joint
+        physics.motorEnabled = enable
+        physics.motorSpeed = speed
+        physics.maxMotorTorque = max_torque
+        physics.bodyA.awake = physics.bodyB.awake = True
+
+    def contacts(self) -> list[Contact]:
+        """Every pair of fixtures touching now, with their world contact points (m)."""
+        result = []
+        for contact in self.physics.contacts:
+            if not contact.touching:
+                continue
+            first, second = contact.fixtureA.body.userData, contact.fixtureB.body.userData
+            manifold = contact.worldManifold
+            count = contact.manifold.pointCount
+            result.append(
+                Contact(
+                    getattr(first.entity, "name", ""), first.body_name,
+                    getattr(second.entity, "name", ""), second.body_name,
+                    tuple((float(p[0]), float(p[1])) for p in manifold.points[:count]),
+                )
+            )
+        return result
+
     def layer(self, name: str) -> Layer:
         """The layer one of whose names is ``name``."""
         for layer in self.layers:
@@ -230,13 +305,27 @@ class World:
         dt = time.step_size
         velocity_iterations = self.spec.velocity_iterations
         position_iterations = self.spec.position_iterations
+        plugins = self.plugins
         for _ in range(count):
+            info = None
+            if plugins.has_update_hooks:
+                info = UpdateInfo(time.time_ns + time.step_ns, dt, time.iterations + 1, wall_clock(), time.paused)
+                plugins.pre_update(info)
             for hook in self.before_step_hooks:
                 hook(time)
             physics_step(dt, velocity_iterations, position_iterations)
             time.advance()
             for hook in self.after_step_hooks:
                 hook(time)
+            if info is not None:
+                plugins.post_update(info)
+
+    def idle(self) -> None:
+        """A tick without a step (while paused): world plugins' phase hooks run with step size 0."""
+        if self.plugins.has_update_hooks:
+            info = UpdateInfo(self.time.time_ns, 0.0, self.time.iterations, wall_clock(), True)
+            self.plugins.pre_update(info)
+            self.plugins.post_update(info)
 
     def all_models(self) -> Iterable[Model]:
         """The models in the order they were added."""

@@ -93,6 +93,7 @@ class Census(WorldPlugin):
     def on_initialize(self, config):
         self.label = config.get_str("label")
         self.events = []
+        self.phases = []
         self.steps = 0
 
     def on_model_added(self, model):
@@ -103,6 +104,12 @@ class Census(WorldPlugin):
 
     def before_physics_step(self, time):
         self.steps += 1
+
+    def pre_update(self, info):
+        self.phases.append(("pre", info.sim_time_ns, info.step_size, info.iterations, info.paused))
+
+    def post_update(self, info):
+        self.phases.append(("post", info.sim_time_ns, info.step_size, info.iterations, info.paused))
 '''
 
 
@@ -267,3 +274,17 @@ def test_world_plugins_follow_models(thirdparty: Path, tmp_path: Path) -> None:
 def test_world_plugin_errors_name_the_plugin(thirdparty: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r'plugin "census" \(type "Census"\) \(world plugin\).*key "label" is missing'):
         world_with(tmp_path, "", extra_models="plugins:\n  - {name: census, type: Census}\n")
+
+
+def test_world_plugin_phases_get_update_info(thirdparty: Path, tmp_path: Path) -> None:
+    world = world_with(tmp_path, "", step_size=0.01, extra_models="plugins:\n  - {name: census, type: Census, label: x}\n")
+    (census,) = world.plugins.world_plugins
+    world.step(2)
+    world.time.paused = True
+    world.idle()
+    assert census.phases == [
+        ("pre", 10_000_000, 0.01, 1, False), ("post", 10_000_000, 0.01, 1, False),
+        ("pre", 20_000_000, 0.01, 2, False), ("post", 20_000_000, 0.01, 2, False),
+        ("pre", 20_000_000, 0.0, 2, True), ("post", 20_000_000, 0.0, 2, True),
+    ]
+    world.close()
