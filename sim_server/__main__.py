@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
             f"update rate {node.params.update_rate or 'as fast as possible'}"
             + ("" if not node.params.update_rate else " Hz")
         )
-        logger.info("services: " + ", ".join(node.world_services.names))
+        logger.info("services: " + ", ".join(node.service_names))
         node.run()
     except SimError as exc:
         print(f"sim_server: error: {exc}", file=sys.stderr)

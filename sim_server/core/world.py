@@ -309,7 +309,7 @@ class World:
         for _ in range(count):
             info = None
             if plugins.has_update_hooks:
-                info = UpdateInfo(time.time_ns + time.step_ns, dt, time.iterations + 1, wall_clock(), time.paused)
+                info = UpdateInfo(time.time_ns + time.step_ns, dt, time.iterations + 1, wall_clock(), False)
                 plugins.pre_update(info)
             for hook in self.before_step_hooks:
                 hook(time)

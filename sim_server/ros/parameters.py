@@ -25,6 +25,9 @@ class ServerParameters:
         step_size: sim time per physics step (s).
         show_viz: publish debug markers for RViz.
         viz_pub_rate: how often model markers are refreshed (Hz, wall time).
+        state_pub_rate: how often model, link and joint states are published (Hz, sim time; 0 = off).
+        seed: seed of every noise source (None: nondeterministic).
+        start_paused: whether the world starts paused.
     """
 
     world_path: str
@@ -32,6 +35,9 @@ class ServerParameters:
     step_size: float
     show_viz: bool
     viz_pub_rate: float
+    state_pub_rate: float
+    seed: int | None
+    start_paused: bool
 
 
 def _number_descriptor(description: str, constraints: str) -> ParameterDescriptor:
@@ -87,6 +93,34 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         DEFAULT_VIZ_PUB_RATE,
         _number_descriptor("Refresh rate of the model debug markers, in Hz of wall time.", "Hz, > 0"),
     )
+    node.declare_parameter(
+        "state_pub_rate",
+        0.0,
+        _number_descriptor(
+            "Rate of the model, link and joint state datapacks (~/model_states, ~/link_states, "
+            "~/joint_states), in Hz of sim time. 0 publishes none.",
+            "Hz, >= 0",
+        ),
+    )
+    node.declare_parameter(
+        "seed",
+        -1,
+        ParameterDescriptor(
+            type=ParameterType.PARAMETER_INTEGER,
+            description="Seed of every noise source (odometry, laser, plugins); -1 for a nondeterministic run.",
+            additional_constraints=">= -1",
+            read_only=True,
+        ),
+    )
+    node.declare_parameter(
+        "start_paused",
+        False,
+        ParameterDescriptor(
+            type=ParameterType.PARAMETER_BOOL,
+            description="Start with the world paused (then advance it with step_world or resume).",
+            read_only=True,
+        ),
+    )
     world_path = node.get_parameter("world_path").value
     if not isinstance(world_path, str) or not world_path:
         raise ConfigError(
@@ -98,6 +132,9 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         step_size=_number(node, "step_size", allow_zero=False),
         show_viz=_boolean(node, "show_viz"),
         viz_pub_rate=_number(node, "viz_pub_rate", allow_zero=False),
+        state_pub_rate=_number(node, "state_pub_rate", allow_zero=True),
+        seed=_seed(node),
+        start_paused=_boolean(node, "start_paused"),
     )
     return params
 
@@ -118,3 +155,10 @@ def _boolean(node: Node, name: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f'parameter "{name}" must be true or false, got {value!r}')
     return value
+
+
+def _seed(node: Node) -> int | None:
+    value = node.get_parameter("seed").value
+    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+        raise ConfigError(f'parameter "seed" must be an integer >= 0, or -1 for none, got {value!r}')
+    return None if value == -1 else value

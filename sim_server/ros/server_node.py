@@ -4,8 +4,8 @@ Each tick of :meth:`SimServerNode.run` runs the world's before-step hooks, the B
 advances sim time by ``step_size``, publishes ``/clock``, runs the after-step hooks and then
 serves pending ROS callbacks (services, subscriptions) until the tick's wall-clock deadline.
 At ``update_rate`` 0 it steps as fast as it can and serves callbacks every
-:data:`FAST_MODE_SERVICE_PERIOD` seconds. While paused, sim time and /clock stop and services
-still answer.
+:data:`FAST_MODE_SERVICE_PERIOD` seconds. While paused, sim time and /clock stop, services
+still answer and world plugins' phase hooks run with a step size of 0.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.ros import logging_bridge
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
 from sim_server.ros.services import WorldServices
+from sim_server.ros.state_datapacks import StateDatapacks
 from sim_server.ros.visualization import DebugVisualization
+from sim_server.ros.world_control import STATS_PUB_PERIOD, WorldControl
 
 #: Wall seconds between the log lines with sim time, real-time factor and step statistics.
 STATS_LOG_PERIOD = 5.0
@@ -55,7 +57,11 @@ class SimServerNode(Node):
         try:
             self.params: ServerParameters = declare_server_parameters(self)
             self.world = World.from_file(
-                self.params.world_path, self.params.step_size, YamlPreprocessor(self.lookup_parameter), ros_node=self
+                self.params.world_path,
+                self.params.step_size,
+                YamlPreprocessor(self.lookup_parameter),
+                ros_node=self,
+                seed=self.params.seed,
             )
         except Exception:
             self.destroy_node()
@@ -63,7 +69,10 @@ class SimServerNode(Node):
         self._clock_publisher = self.create_publisher(Clock, "/clock", 10)
         self._clock_msg = Clock()
         self.world.after_step_hooks.insert(0, self._publish_clock)
+        self.world.time.paused = self.params.start_paused
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
+        self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
+        self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
         self.visualization = (
             DebugVisualization(self, self.world, lambda: self.world.time.time_ns) if self.params.show_viz else None
         )
@@ -115,7 +124,18 @@ class SimServerNode(Node):
         """Advance the world one step and record how long it took."""
         started = time.perf_counter()
         self.world.step()
-        self.step_stats.record(time.perf_counter() - started)
+        duration = time.perf_counter() - started
+        self.step_stats.record(duration)
+        self.world_control.statistics.record(duration)
+
+    def _after_reset(self) -> None:
+        self._publish_clock(self.world.time)
+        self.pacer.restart()
+
+    @property
+    def service_names(self) -> list[str]:
+        """Fully qualified names of every service the node offers."""
+        return self.world_services.names + self.world_control.names + self.state_datapacks.names
 
     # ------------------------------------------------------------------ the loop
     def run(self, executor: Executor | None = None, stop: Callable[[], bool] | None = None) -> None:
@@ -134,12 +154,15 @@ class SimServerNode(Node):
         now = time.monotonic()
         next_viz = now
         next_stats = now + STATS_LOG_PERIOD
+        next_stats_message = now
         next_service = now
         self._window_wall, self._window_sim_ns = now, self.world.time.time_ns
         self.pacer.restart()
         try:
             while self.context.ok() and not (stop is not None and stop()):
-                if not self.paused:
+                if self.paused:
+                    self.world.idle()
+                else:
                     self.step_once()
                 now = time.monotonic()
                 if self.visualization is not None and now >= next_viz:
@@ -148,6 +171,9 @@ class SimServerNode(Node):
                 if now >= next_stats:
                     self.log_statistics(now)
                     next_stats = now + STATS_LOG_PERIOD
+                if now >= next_stats_message:
+                    self.world_control.publish_stats(now, self.pacer.overruns)
+                    next_stats_message = now + STATS_PUB_PERIOD
                 if self.paused:
                     self._serve_until(executor, now + PAUSED_TICK)
                 elif self.pacer.paced:

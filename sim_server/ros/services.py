@@ -21,7 +21,7 @@ from sim_server.ros.conversions import pose2d_from_msg
 LOGGER = logging.getLogger("sim_server")
 
 
-def _answer(response: Any, action: Callable[[], str], what: str) -> Any:
+def answer(response: Any, action: Callable[[], str], what: str) -> Any:
     """Run ``action``; fill ``response.success``/``message`` from its result or its error."""
     try:
         response.message = action()
@@ -71,14 +71,14 @@ class WorldServices:
             )
             return f'spawned model "{model.name}" from "{model.spec.path}"'
 
-        return _answer(response, spawn, f'spawn_model "{request.name}"')
+        return answer(response, spawn, f'spawn_model "{request.name}"')
 
     def _delete_model(self, request: DeleteModel.Request, response: DeleteModel.Response) -> DeleteModel.Response:
         def delete() -> str:
             self._world.delete_model(request.name)
             return f'deleted model "{request.name}"'
 
-        return _answer(response, delete, f'delete_model "{request.name}"')
+        return answer(response, delete, f'delete_model "{request.name}"')
 
     def _move_model(self, request: MoveModel.Request, response: MoveModel.Response) -> MoveModel.Response:
         def move() -> str:
@@ -86,7 +86,7 @@ class WorldServices:
             self._world.move_model(request.name, pose)
             return f'moved model "{request.name}" to ({pose.x:g}, {pose.y:g}, {pose.theta:g})'
 
-        return _answer(response, move, f'move_model "{request.name}"')
+        return answer(response, move, f'move_model "{request.name}"')
 
     def _set_paused(self, paused: bool) -> None:
         self._world.time.paused = paused

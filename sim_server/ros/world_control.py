@@ -1,0 +1,105 @@
+"""World control: step_world and reset_world services and the ~/stats topic.
+
+``step_world`` (sim_msgs/StepWorld) advances exactly ``steps`` physics steps while the world is
+paused and answers once they are done; ``reset_world`` (std_srvs/Empty) returns the world to its
+loaded state without restarting the process. ``~/stats`` (sim_msgs/WorldStats) reports sim time,
+real-time factor, step times, iterations, overruns and the paused flag about once a second.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from rclpy.node import Node
+from std_srvs.srv import Empty
+
+from sim_msgs.msg import WorldStats
+from sim_msgs.srv import StepWorld
+from sim_server.core.errors import RequestError
+from sim_server.core.step_timing import StepStatistics
+from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND
+from sim_server.core.world import World
+from sim_server.ros.services import answer
+
+LOGGER = logging.getLogger("sim_server")
+
+#: Wall seconds between ~/stats messages.
+STATS_PUB_PERIOD = 1.0
+
+
+class WorldControl:
+    """The world-control services and statistics topic of the server node.
+
+    Args:
+        node: the server node.
+        world: its world.
+        step_once: advances the world one step (the node's, which also times it).
+        after_reset: called once the world was reset (to re-publish /clock, re-time the loop).
+    """
+
+    def __init__(self, node: Node, world: World, step_once: Callable[[], None], after_reset: Callable[[], None]) -> None:
+        self._node = node
+        self._world = world
+        self._step_once = step_once
+        self._after_reset = after_reset
+        self._services = [
+            node.create_service(StepWorld, "step_world", self._step_world),
+            node.create_service(Empty, "reset_world", self._reset_world),
+        ]
+        self._stats_publisher = node.create_publisher(WorldStats, "~/stats", 10)
+        self.statistics = StepStatistics()
+        self._window_wall: float | None = None
+        self._window_sim_ns = 0
+
+    @property
+    def names(self) -> list[str]:
+        """Fully qualified names of the services offered."""
+        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
+
+    def _step_world(self, request: StepWorld.Request, response: StepWorld.Response) -> StepWorld.Response:
+        def step() -> str:
+            if request.steps == 0:
+                raise RequestError("steps must be at least 1")
+            if not self._world.time.paused:
+                raise RequestError("the world is running: pause it (service pause) before stepping it")
+            for _ in range(request.steps):
+                self._step_once()
+            return f"stepped {request.steps} time(s) to sim time {self._world.time.sim_time:.9f} s"
+
+        return answer(response, step, f"step_world {request.steps}")
+
+    def _reset_world(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
+        def reset() -> str:
+            self._world.reset()
+            self._after_reset()
+            self._window_wall = None
+            return "reset"
+
+        outcome = answer(StepWorld.Response(), reset, "reset_world")
+        if outcome.success:
+            LOGGER.info("world reset to its loaded state")
+        return response
+
+    def publish_stats(self, now: float, overruns: int) -> None:
+        """Publish the statistics of the window since the last call (``now``: monotonic seconds)."""
+        time = self._world.time
+        if self._window_wall is None:
+            self._window_wall, self._window_sim_ns = now, time.time_ns
+            return
+        wall = now - self._window_wall
+        sim = (time.time_ns - self._window_sim_ns) / NANOSECONDS_PER_SECOND
+        stats = self.statistics
+        self._stats_publisher.publish(
+            WorldStats(
+                sim_time=time.sim_time,
+                real_time_factor=sim / wall if wall > 0 else 0.0,
+                mean_step_time=stats.mean,
+                max_step_time=stats.maximum,
+                iterations=time.iterations,
+                overruns=overruns,
+                paused=time.paused,
+            )
+        )
+        stats.reset()
+        self._window_wall, self._window_sim_ns = now, time.time_ns
