@@ -7,7 +7,7 @@ import math
 from Box2D import b2
 
 from sim_server.core.collision_filter import CollisionFilterRegistry
-from sim_server.core.errors import ConfigError
+from sim_server.core.errors import ConfigError, EntityError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.layer import BodyRef
 from sim_server.core.model_file import BodySpec, FootprintSpec, JointSpec, ModelSpec
@@ -160,6 +160,8 @@ class Model:
     @property
     def first_body(self) -> ModelBody:
         """The model's first body, whose pose is the model's pose."""
+        if not self.bodies:
+            raise EntityError(f'model "{self.name}" has been removed from the world')
         return next(iter(self.bodies.values()))
 
     @property
