@@ -91,10 +91,10 @@ class ScanScene:
         if self._static is None or self._static_version != version:
             segments, bits = [], []
             for layer in self._world.layers:
-                if layer.map_data is None or layer.body is None:
+                edges = layer.loaded_edges()
+                if not len(edges):
                     continue
-                origin = layer.map_data.origin
-                edges = layer.edges
+                origin = layer.origin
                 cos_t, sin_t = math.cos(origin.theta), math.sin(origin.theta)
                 world_edges = np.empty_like(edges)
                 world_edges[:, 0] = origin.x + cos_t * edges[:, 0] - sin_t * edges[:, 1]

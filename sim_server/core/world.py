@@ -25,6 +25,7 @@ from sim_server.core.collision_filter import CollisionFilterRegistry
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.layer import Layer
+from sim_server.core.levels import LevelManager
 from sim_server.core.map_file import load_map_file
 from sim_server.core.model import Model
 from sim_server.core.model_file import ModelSpec, load_model_file
@@ -110,6 +111,7 @@ class World:
         preprocessor: YamlPreprocessor | None = None,
         ros_node: Any = None,
         seed: int | None = None,
+        enable_levels: bool = False,
     ) -> "World":
         """Load the world file at ``world_path`` with its layers and models.
 
@@ -120,6 +122,8 @@ class World:
                 the environment only.
             ros_node: the ROS node plugins publish through (None without ROS).
             seed: seeds every noise source of the plugins (None: nondeterministic).
+            enable_levels: stream the world file's levels (and streamed layers' tiles) as
+                performers move; otherwise every entity is loaded.
 
         Raises:
             ConfigError: any file is missing or invalid; the message names file, entry and key.
@@ -127,7 +131,7 @@ class World:
         preprocessor = preprocessor or YamlPreprocessor()
         spec = load_world_file(Path(world_path), preprocessor)
         world = cls(spec, step_size, preprocessor, ros_node, seed)
-        world._load_layers()
+        world._load_layers(enable_levels)
         for entry in spec.models:
             try:
                 if entry.model_path not in world._file_models:
@@ -138,13 +142,29 @@ class World:
         return world
 
     def _populate(self) -> None:
-        """Add the world file's models and world plugins (as loaded, or after a reset)."""
+        """Add the world file's models and world plugins (as loaded, or after a reset), then the
+        levels the performers start in."""
         for entry in self.spec.models:
+            if self.levels.owns_model(entry.name):
+                continue
             try:
                 self.add_model(self._file_models[entry.model_path], entry.name, entry.namespace, entry.pose)
             except ConfigError as exc:
                 raise ConfigError(f"{self.spec.path}: {entry.location}: {exc}") from None
         self.plugins.load_world_plugins(self.spec.plugins)
+        self.levels.update()
+
+    def file_model(self, path: Path) -> ModelSpec:
+        """The model file ``path`` named by the world file, as loaded."""
+        return self._file_models[path]
+
+    def layers_changed(self, layers: list[Layer]) -> None:
+        """Layer pieces were loaded or unloaded: caches of static geometry must rebuild."""
+        self.static_geometry_version += 1
+        for listener in list(self._listeners):
+            notify = getattr(listener, "on_layers_changed", None)
+            if notify is not None:
+                notify(layers)
 
     def reset(self) -> None:
         """Return to the state as loaded: time 0, the file's models at their poses, plugins
@@ -153,9 +173,10 @@ class World:
             self.delete_model(name)
         self.plugins.close()
         self.time.reset()
+        self.levels.reset()
         self._populate()
 
-    def _load_layers(self) -> None:
+    def _load_layers(self, enable_levels: bool) -> None:
         for layer_spec in self.spec.layers:
             for name in layer_spec.names:
                 self.collision_filter.register_layer(name)
@@ -164,7 +185,13 @@ class World:
             map_data = (
                 load_map_file(layer_spec.map_path, layer_spec.name, self.preprocessor) if layer_spec.map_path else None
             )
-            self.layers.append(Layer(self.physics, layer_spec, map_data, bits))
+            self.layers.append(Layer(self.physics, layer_spec, map_data, bits, load=False))
+        self.levels = LevelManager(self, self.spec, enable_levels)
+        self.before_step_hooks.insert(0, self.levels.update)
+        for layer in self.layers:
+            for piece in layer.pieces:
+                if not self.levels.owns_piece(piece):
+                    layer.load(piece)
         self.static_geometry_version += 1
 
     # ---------------------------------------------------------------------------- listeners
@@ -336,7 +363,7 @@ class World:
         for name in list(self.models):
             self.delete_model(name)
         self.plugins.close()
-        with self.plugins.removing(layer.body for layer in self.layers if layer.body is not None):
+        with self.plugins.removing(body for layer in self.layers for body in layer.loaded_bodies()):
             for layer in self.layers:
                 layer.destroy()
         self.layers.clear()

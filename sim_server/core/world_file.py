@@ -23,6 +23,19 @@ DEFAULT_LAYER_COLOR: Color = (1.0, 1.0, 1.0, 1.0)
 
 
 @dataclass(frozen=True)
+class StreamingSpec:
+    """How a layer's walls are cut into square tiles that stream in and out like levels.
+
+    Attributes:
+        tile_size: side of a tile (m), in the layer's frame.
+        buffer: distance (m) around a tile within which a performer loads it.
+    """
+
+    tile_size: float
+    buffer: float
+
+
+@dataclass(frozen=True)
 class LayerSpec:
     """A layer entry: one or more names sharing one static body, and an optional map file."""
 
@@ -30,6 +43,7 @@ class LayerSpec:
     map_path: Path | None
     color: Color
     location: str
+    streaming: StreamingSpec | None = None
 
     @property
     def name(self) -> str:
@@ -49,6 +63,39 @@ class ModelEntry:
 
 
 @dataclass(frozen=True)
+class LevelSpec:
+    """A level: an axis-aligned box of the world, a buffer around it and the entities it holds.
+
+    Attributes:
+        name: unique level name.
+        x, y: centre of the box (m).
+        size_x, size_y: size of the box (m).
+        buffer: inflation of the box on every side (m, >= 0).
+        refs: names of the models and layers that belong to the level.
+    """
+
+    name: str
+    x: float
+    y: float
+    size_x: float
+    size_y: float
+    buffer: float
+    refs: tuple[str, ...]
+    location: str
+
+
+@dataclass(frozen=True)
+class PerformerSpec:
+    """A performer: a model whose box (size_x by size_y m, centred on its first body) loads levels."""
+
+    name: str
+    ref: str
+    size_x: float
+    size_y: float
+    location: str
+
+
+@dataclass(frozen=True)
 class WorldSpec:
     """A validated world file."""
 
@@ -58,6 +105,8 @@ class WorldSpec:
     layers: tuple[LayerSpec, ...]
     models: tuple[ModelEntry, ...]
     plugins: tuple[PluginSpec, ...]
+    levels: tuple[LevelSpec, ...] = ()
+    performers: tuple[PerformerSpec, ...] = ()
 
 
 def load_world_file(path: Path, preprocessor: YamlPreprocessor | None = None) -> WorldSpec:
@@ -82,6 +131,8 @@ def load_world_file(path: Path, preprocessor: YamlPreprocessor | None = None) ->
         if plugin.name in plugin_names:
             raise ConfigError(f'{path}: {plugin.location}: a world plugin named "{plugin.name}" already exists')
         plugin_names.add(plugin.name)
+    levels = _parse_levels(reader, layers, models)
+    performers = _parse_performers(reader, models)
     reader.ensure_all_keys_used()
     return WorldSpec(
         path=path,
@@ -90,7 +141,65 @@ def load_world_file(path: Path, preprocessor: YamlPreprocessor | None = None) ->
         layers=layers,
         models=models,
         plugins=plugins,
+        levels=levels,
+        performers=performers,
     )
+
+
+def _unique_name(entry: YamlReader, seen: set[str], what: str) -> str:
+    name = entry.get_str("name")
+    if not name:
+        raise entry.error("must not be empty", "name")
+    entry.rename(f'{entry.location} ("{name}")')
+    if name in seen:
+        raise entry.error(f'a {what} named "{name}" already exists', "name")
+    seen.add(name)
+    return name
+
+
+def _size(entry: YamlReader) -> tuple[float, float]:
+    size_x, size_y = entry.get_floats("size", 2)
+    if size_x <= 0.0 or size_y <= 0.0:
+        raise entry.error(f"must be two sizes greater than 0 (m), got [{size_x:g}, {size_y:g}]", "size")
+    return size_x, size_y
+
+
+def _parse_levels(reader: YamlReader, layers: tuple[LayerSpec, ...], models: tuple[ModelEntry, ...]) -> tuple[LevelSpec, ...]:
+    known = {model.name for model in models} | {name for layer in layers for name in layer.names}
+    seen: set[str] = set()
+    levels = []
+    for entry in reader.get_map_list("levels", []):
+        name = _unique_name(entry, seen, "level")
+        x, y = entry.get_floats("pose", 2)
+        size_x, size_y = _size(entry)
+        buffer = entry.get_float("buffer", 0.0, minimum=0.0)
+        refs = tuple(entry.get_str_list("refs", []))
+        unknown = [ref for ref in refs if ref not in known]
+        if unknown:
+            listed = ", ".join(f'"{ref}"' for ref in unknown)
+            raise entry.error(f"names {listed}, which no model or layer of this world is called", "refs")
+        entry.ensure_all_keys_used()
+        levels.append(LevelSpec(name, x, y, size_x, size_y, buffer, refs, entry.location))
+    return tuple(levels)
+
+
+def _parse_performers(reader: YamlReader, models: tuple[ModelEntry, ...]) -> tuple[PerformerSpec, ...]:
+    model_names = {model.name for model in models}
+    seen: set[str] = set()
+    taken: dict[str, str] = {}
+    performers = []
+    for entry in reader.get_map_list("performers", []):
+        name = _unique_name(entry, seen, "performer")
+        ref = entry.get_str("ref")
+        if ref not in model_names:
+            raise entry.error(f'names model "{ref}", which does not exist in this world', "ref")
+        if ref in taken:
+            raise entry.error(f'model "{ref}" is already performer "{taken[ref]}"', "ref")
+        taken[ref] = name
+        size_x, size_y = _size(entry)
+        entry.ensure_all_keys_used()
+        performers.append(PerformerSpec(name, ref, size_x, size_y, entry.location))
+    return tuple(performers)
 
 
 def _parse_layers(reader: YamlReader, path: Path) -> tuple[LayerSpec, ...]:
@@ -114,8 +223,20 @@ def _parse_layers(reader: YamlReader, path: Path) -> tuple[LayerSpec, ...]:
         map_name = entry.get_str("map", "")
         map_path = resolve_path(map_name, path) if map_name else None
         color = entry.get_floats("color", 4, DEFAULT_LAYER_COLOR)
+        streaming = None
+        if entry.has("streaming"):
+            settings = entry.get_map("streaming")
+            streaming = StreamingSpec(
+                tile_size=settings.get_float("tile_size", positive=True),
+                buffer=settings.get_float("buffer", 0.0, minimum=0.0),
+            )
+            settings.ensure_all_keys_used()
+            if map_path is None:
+                raise entry.error("needs a map to stream", "streaming")
         entry.ensure_all_keys_used()
-        layers.append(LayerSpec(names=names, map_path=map_path, color=color, location=entry.location))  # type: ignore[arg-type]
+        layers.append(
+            LayerSpec(names=names, map_path=map_path, color=color, location=entry.location, streaming=streaming)  # type: ignore[arg-type]
+        )
     return tuple(layers)
 
 

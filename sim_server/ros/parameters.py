@@ -28,6 +28,7 @@ class ServerParameters:
         state_pub_rate: how often model, link and joint states are published (Hz, sim time; 0 = off).
         seed: seed of every noise source (None: nondeterministic).
         start_paused: whether the world starts paused.
+        enable_levels: stream levels as performers move (else every entity is loaded).
     """
 
     world_path: str
@@ -38,6 +39,7 @@ class ServerParameters:
     state_pub_rate: float
     seed: int | None
     start_paused: bool
+    enable_levels: bool
 
 
 def _number_descriptor(description: str, constraints: str) -> ParameterDescriptor:
@@ -121,6 +123,16 @@ def declare_server_parameters(node: Node) -> ServerParameters:
             read_only=True,
         ),
     )
+    node.declare_parameter(
+        "enable_levels",
+        False,
+        ParameterDescriptor(
+            type=ParameterType.PARAMETER_BOOL,
+            description="Load and unload the world's levels (and streamed layer tiles) as performers move; "
+            "without it every entity is loaded.",
+            read_only=True,
+        ),
+    )
     world_path = node.get_parameter("world_path").value
     if not isinstance(world_path, str) or not world_path:
         raise ConfigError(
@@ -135,6 +147,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         state_pub_rate=_number(node, "state_pub_rate", allow_zero=True),
         seed=_seed(node),
         start_paused=_boolean(node, "start_paused"),
+        enable_levels=_boolean(node, "enable_levels"),
     )
     return params
 

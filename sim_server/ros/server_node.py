@@ -26,6 +26,7 @@ from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.ros import logging_bridge
+from sim_server.ros.levels import LevelsInterface
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
 from sim_server.ros.services import WorldServices
 from sim_server.ros.state_datapacks import StateDatapacks
@@ -62,6 +63,7 @@ class SimServerNode(Node):
                 YamlPreprocessor(self.lookup_parameter),
                 ros_node=self,
                 seed=self.params.seed,
+                enable_levels=self.params.enable_levels,
             )
         except Exception:
             self.destroy_node()
@@ -73,6 +75,7 @@ class SimServerNode(Node):
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
         self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
         self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
+        self.levels = LevelsInterface(self, self.world)
         self.visualization = (
             DebugVisualization(self, self.world, lambda: self.world.time.time_ns) if self.params.show_viz else None
         )
@@ -135,7 +138,7 @@ class SimServerNode(Node):
     @property
     def service_names(self) -> list[str]:
         """Fully qualified names of every service the node offers."""
-        return self.world_services.names + self.world_control.names + self.state_datapacks.names
+        return self.world_services.names + self.world_control.names + self.state_datapacks.names + self.levels.names
 
     # ------------------------------------------------------------------ the loop
     def run(self, executor: Executor | None = None, stop: Callable[[], bool] | None = None) -> None:
@@ -226,6 +229,8 @@ class SimServerNode(Node):
         if self.visualization is not None:
             self.visualization.close()
             self.visualization = None
+        if getattr(self, "levels", None) is not None:
+            self.levels.close()
         if self.world is not None:
             self.world.close()
             self.world = None

@@ -58,18 +58,19 @@ def _new_marker(namespace: str, marker_id: int, marker_type: int, rgba: tuple[fl
 
 
 def layer_markers(layer: Layer, stamp_ns: int) -> MarkerArray:
-    """The markers of a layer: its edges as one line list placed at the map origin."""
+    """The markers of a layer: its loaded edges as one line list placed at the map origin,
+    after a DELETEALL so that unloaded tiles disappear."""
     marker = _new_marker(layer.name, 0, Marker.LINE_LIST, layer.spec.color)
     marker.header.stamp = time_msg(stamp_ns)
-    origin = layer.map_data.origin if layer.map_data is not None else Pose2D()
+    origin = layer.origin
     set_pose_msg(marker.pose, origin.x, origin.y, origin.theta)
     marker.scale.x = LINE_WIDTH
     points = []
-    for x1, y1, x2, y2 in layer.edges.tolist():
+    for x1, y1, x2, y2 in layer.loaded_edges().tolist():
         points.append(Point(x=x1, y=y1, z=0.0))
         points.append(Point(x=x2, y=y2, z=0.0))
     marker.points = points
-    return MarkerArray(markers=[marker])
+    return MarkerArray(markers=[delete_all_markers().markers[0], marker])
 
 
 @dataclass
@@ -149,14 +150,14 @@ class DebugVisualization:
         self._world = world
         self._clock_ns = clock_ns
         self._topics: dict[str, str] = {}  # key ("layer/<name>" / "model/<name>") -> topic
-        self._layer_publishers: list[Publisher] = []
+        self._layer_publishers: dict[int, Publisher] = {}
         self._model_publishers: dict[str, tuple[Publisher, ModelMarkers]] = {}
         self._retired: list[tuple[float, Publisher]] = []
         self._topic_list_publisher = node.create_publisher(DebugTopicList, "~/debug/topics", LATCHED_QOS)
         for layer in world.layers:
             publisher = self._create_publisher(f"layer/{layer.name}")
             publisher.publish(layer_markers(layer, clock_ns()))
-            self._layer_publishers.append(publisher)
+            self._layer_publishers[id(layer)] = publisher
         for model in world.all_models():
             self.on_model_added(model)
         world.add_listener(self)
@@ -184,6 +185,13 @@ class DebugVisualization:
         self._model_publishers[model.name] = (publisher, markers)
         publisher.publish(markers.update(self._clock_ns()))
         self._publish_topic_list()
+
+    def on_layers_changed(self, layers: list[Layer]) -> None:
+        """Redraw layers whose pieces (tiles, or the whole layer) were loaded or unloaded."""
+        for layer in layers:
+            publisher = self._layer_publishers.get(id(layer))
+            if publisher is not None:
+                publisher.publish(layer_markers(layer, self._clock_ns()))
 
     def on_model_removed(self, model: Model) -> None:
         """Erase the model's markers and retire its topic after :data:`RETIRE_DELAY` seconds."""
@@ -216,7 +224,7 @@ class DebugVisualization:
     def close(self) -> None:
         """Stop listening to the world and destroy every publisher."""
         self._world.remove_listener(self)
-        for publisher in self._layer_publishers:
+        for publisher in self._layer_publishers.values():
             self._node.destroy_publisher(publisher)
         for publisher, _ in self._model_publishers.values():
             self._node.destroy_publisher(publisher)

@@ -115,8 +115,8 @@ def test_debug_markers_follow_models(harness: Harness) -> None:
     layer_arrays: list[MarkerArray] = []
     harness.client.create_subscription(MarkerArray, "/sim_server/debug/layer/_2d", layer_arrays.append, LATCHED)
     harness.run_until(lambda: bool(layer_arrays), "layer markers")
-    (edges,) = layer_arrays[0].markers
-    assert edges.type == Marker.LINE_LIST and edges.header.frame_id == "map" and len(edges.points) == 24
+    clear, edges = layer_arrays[0].markers
+    assert clear.action == Marker.DELETEALL and edges.type == Marker.LINE_LIST and edges.header.frame_id == "map" and len(edges.points) == 24
 
     model_arrays: list[MarkerArray] = []
     harness.client.create_subscription(MarkerArray, "/sim_server/debug/model/turtlebot1", model_arrays.append, LATCHED)

@@ -1,0 +1,209 @@
+"""Levels and performers: static entities that exist only while a performer is near them.
+
+A *level* is an axis-aligned box of the world, inflated on every side by a *buffer*, and the
+entities (models and layers) named by its refs. A *performer* is a model with a box (centred on
+its first body, not rotating). A level is loaded while some performer's box touches its buffer
+zone and unloaded once none does; an entity stays loaded while any of its levels is. Entities of
+no level, performers and models spawned at run time are global: always loaded. The tiles of a
+streamed layer are levels of their own, one tile each.
+
+The check is a vectorised box-against-box test run before every physics step, so a performer
+moving at any speed is handled in the step it crosses a boundary (Gazebo Sim's levels, in 2D).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from sim_server.core.errors import EntityError, RequestError
+from sim_server.core.layer import Layer, LayerPiece
+from sim_server.core.world_file import WorldSpec
+
+if TYPE_CHECKING:
+    from sim_server.core.world import World
+
+LOGGER = logging.getLogger("sim_server")
+
+#: Box of a performer made at run time with a zero size (m).
+DEFAULT_PERFORMER_SIZE = (2.0, 2.0)
+
+
+@dataclass
+class Level:
+    """A level: its buffer zone (x_min, y_min, x_max, y_max, m), models and layer pieces."""
+
+    name: str
+    zone: tuple[float, float, float, float]
+    models: tuple[str, ...]
+    pieces: tuple[tuple[Layer, LayerPiece], ...]
+    loaded: bool = False
+
+
+@dataclass
+class Performer:
+    """A performer: its name, its model and its box size (m)."""
+
+    name: str
+    model: str
+    size_x: float
+    size_y: float
+
+
+@dataclass
+class LevelManager:
+    """Loads and unloads the entities of levels as performers move.
+
+    Args:
+        world: the world (its layers must exist, unloaded where levels own them).
+        spec: the world file.
+        enabled: stream levels; when False every entity is loaded and stays.
+    """
+
+    world: "World"
+    spec: WorldSpec
+    enabled: bool
+    levels: list[Level] = field(init=False)
+    performers: dict[str, Performer] = field(init=False)
+    listeners: list[Callable[[list[str], list[str]], None]] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        layers = {name: layer for layer in self.world.layers for name in layer.names}
+        self.levels = []
+        for level in self.spec.levels:
+            half_x, half_y = 0.5 * level.size_x + level.buffer, 0.5 * level.size_y + level.buffer
+            models = tuple(ref for ref in level.refs if ref not in layers)
+            pieces = tuple((layers[ref], piece) for ref in level.refs if ref in layers for piece in layers[ref].pieces)
+            zone = (level.x - half_x, level.y - half_y, level.x + half_x, level.y + half_y)
+            self.levels.append(Level(level.name, zone, models, pieces))
+        for layer in self.world.layers:
+            if layer.streamed:
+                buffer = layer.spec.streaming.buffer
+                for piece in layer.pieces:
+                    x_min, y_min, x_max, y_max = piece.box
+                    zone = (x_min - buffer, y_min - buffer, x_max + buffer, y_max + buffer)
+                    self.levels.append(Level(piece.name, zone, (), ((layer, piece),)))
+        self._zones = np.array([level.zone for level in self.levels], dtype=np.float64).reshape(-1, 4)
+        self._active = np.zeros(len(self.levels), dtype=bool)
+        self._entries = {entry.name: entry for entry in self.spec.models}
+        self._reset_performers()
+
+    def _reset_performers(self) -> None:
+        self.performers = {p.ref: Performer(p.name, p.ref, p.size_x, p.size_y) for p in self.spec.performers}
+
+    # ------------------------------------------------------------------ ownership
+    def owns_model(self, name: str) -> bool:
+        """Whether the file's model ``name`` exists only while one of its levels is loaded."""
+        return self.enabled and name not in self.performers and any(name in level.models for level in self.levels)
+
+    def owns_piece(self, piece: LayerPiece) -> bool:
+        """Whether a layer piece exists only while one of its levels is loaded."""
+        return self.enabled and any(piece is p for level in self.levels for _, p in level.pieces)
+
+    @property
+    def loaded_levels(self) -> list[str]:
+        """Names of the loaded levels, in file order (tiles last)."""
+        return [level.name for level in self.levels if level.loaded]
+
+    # ------------------------------------------------------------------ performers
+    def add_performer(self, model_name: str, size_x: float = 0.0, size_y: float = 0.0) -> Performer:
+        """Make an existing model a performer (a 2 x 2 m box when the size is zero)."""
+        if not model_name:
+            raise RequestError("performer needs the name of a model")
+        if model_name not in self.world.models:
+            raise EntityError(f'model with name "{model_name}" does not exist')
+        if model_name in self.performers:
+            raise EntityError(f'model "{model_name}" is already a performer')
+        if not (size_x >= 0.0 and size_y >= 0.0) or not np.isfinite([size_x, size_y]).all():
+            raise RequestError(f"performer size must be finite and >= 0, got ({size_x}, {size_y})")
+        if size_x == 0.0 and size_y == 0.0:
+            size_x, size_y = DEFAULT_PERFORMER_SIZE
+        performer = Performer(model_name, model_name, size_x, size_y)
+        self.performers[model_name] = performer
+        return performer
+
+    # ------------------------------------------------------------------ streaming
+    def _performer_boxes(self) -> np.ndarray:
+        boxes = []
+        for performer in self.performers.values():
+            model = self.world.models.get(performer.model)
+            if model is None:
+                continue
+            position = model.first_body.physics_body.position
+            half_x, half_y = 0.5 * performer.size_x, 0.5 * performer.size_y
+            boxes.append((position[0] - half_x, position[1] - half_y, position[0] + half_x, position[1] + half_y))
+        return np.array(boxes, dtype=np.float64).reshape(-1, 4)
+
+    def update(self, _time: object = None) -> None:
+        """Load the levels performers touch and unload the others (a before-step hook)."""
+        if not self.enabled or not self.levels:
+            return
+        boxes = self._performer_boxes()
+        zones = self._zones
+        if len(boxes):
+            touching = (
+                (boxes[:, None, 0] <= zones[None, :, 2])
+                & (boxes[:, None, 2] >= zones[None, :, 0])
+                & (boxes[:, None, 1] <= zones[None, :, 3])
+                & (boxes[:, None, 3] >= zones[None, :, 1])
+            )
+            active = touching.any(axis=0)
+        else:
+            active = np.zeros(len(self.levels), dtype=bool)
+        if np.array_equal(active, self._active):
+            return
+        self._apply(active)
+
+    def _apply(self, active: np.ndarray) -> None:
+        needed_models = {m for level, on in zip(self.levels, active) if on for m in level.models}
+        needed_pieces = {id(p) for level, on in zip(self.levels, active) if on for _, p in level.pieces}
+        unloaded = [level for level, on in zip(self.levels, active) if level.loaded and not on]
+        loaded = [level for level, on in zip(self.levels, active) if on and not level.loaded]
+        changed_layers: dict[int, Layer] = {}
+        for level in unloaded:
+            level.loaded = False
+            for name in level.models:
+                if name not in needed_models and name in self.world.models:
+                    self.world.delete_model(name)
+            for layer, piece in level.pieces:
+                if id(piece) not in needed_pieces and piece.loaded:
+                    with self.world.plugins.removing([piece.body]):
+                        layer.unload(piece)
+                    changed_layers[id(layer)] = layer
+        for level in loaded:
+            level.loaded = True
+            for layer, piece in level.pieces:
+                if not piece.loaded:
+                    layer.load(piece)
+                    changed_layers[id(layer)] = layer
+            for name in level.models:
+                if name not in self.world.models:
+                    entry = self._entries[name]
+                    self.world.add_model(self.world.file_model(entry.model_path), entry.name, entry.namespace, entry.pose)
+        self._active = active.copy()
+        if changed_layers:
+            self.world.layers_changed(list(changed_layers.values()))
+        for level in unloaded:
+            LOGGER.info("Unloaded level [%s]", level.name)
+        for level in loaded:
+            LOGGER.info("Loaded level [%s]", level.name)
+        for listener in list(self.listeners):
+            listener([level.name for level in loaded], [level.name for level in unloaded])
+
+    def reset(self) -> None:
+        """Forget every loaded level and run-time performer (the world reloads them)."""
+        self._reset_performers()
+        changed: dict[int, Layer] = {}
+        for level in self.levels:
+            level.loaded = False
+            for layer, piece in level.pieces:
+                if piece.loaded and self.owns_piece(piece):
+                    with self.world.plugins.removing([piece.body]):
+                        layer.unload(piece)
+                    changed[id(layer)] = layer
+        self._active[:] = False
+        if changed:
+            self.world.layers_changed(list(changed.values()))

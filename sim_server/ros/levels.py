@@ -1,0 +1,57 @@
+"""Levels over ROS: the ``set_performer`` service and the latched ``~/levels`` topic.
+
+``set_performer`` (sim_msgs/SetPerformer {name, size}) makes an existing model a performer
+(a 2 x 2 m box when the size is zero); ``~/levels`` (sim_msgs/Levels, transient local) lists the
+loaded levels and is republished whenever the set changes.
+"""
+
+from __future__ import annotations
+
+from rclpy.node import Node
+
+from sim_msgs.msg import Levels
+from sim_msgs.srv import SetPerformer
+from sim_server.core.world import World
+from sim_server.ros.services import answer
+from sim_server.ros.visualization import LATCHED_QOS
+
+
+class LevelsInterface:
+    """The ROS side of level streaming.
+
+    Args:
+        node: the server node.
+        world: its world (with its level manager).
+    """
+
+    def __init__(self, node: Node, world: World) -> None:
+        self._node = node
+        self._world = world
+        self._service = node.create_service(SetPerformer, "set_performer", self._set_performer)
+        self._publisher = node.create_publisher(Levels, "~/levels", LATCHED_QOS)
+        world.levels.listeners.append(self._on_levels_changed)
+        self.publish()
+
+    @property
+    def names(self) -> list[str]:
+        """Fully qualified names of the services offered."""
+        return [self._node.resolve_service_name(self._service.srv_name)]
+
+    def publish(self) -> None:
+        """Publish the loaded levels."""
+        self._publisher.publish(Levels(loaded=self._world.levels.loaded_levels))
+
+    def _on_levels_changed(self, loaded: list[str], unloaded: list[str]) -> None:
+        self.publish()
+
+    def _set_performer(self, request: SetPerformer.Request, response: SetPerformer.Response) -> SetPerformer.Response:
+        def set_performer() -> str:
+            performer = self._world.levels.add_performer(request.name, float(request.size.x), float(request.size.y))
+            return f'model "{performer.model}" is a performer of {performer.size_x:g} x {performer.size_y:g} m'
+
+        return answer(response, set_performer, f'set_performer "{request.name}"')
+
+    def close(self) -> None:
+        """Stop following the level manager."""
+        if self._on_levels_changed in self._world.levels.listeners:
+            self._world.levels.listeners.remove(self._on_levels_changed)
