@@ -21,6 +21,7 @@ test: setup
 
 demo: setup
 	$(IN_ENV) python -m sim_server.demo
+	$(IN_ENV) python -m sim_server.demo --tunnel --seconds 20
 
 run: setup
 	$(IN_ENV) python -m sim_server --ros-args -p world_path:=$(WORLD)

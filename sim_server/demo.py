@@ -24,14 +24,17 @@ from geometry_msgs.msg import Pose2D, Twist
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
 from std_srvs.srv import Empty
 
+from sim_msgs.msg import Levels
 from sim_msgs.srv import DeleteModel, MoveModel, SpawnModel
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WORLD = REPO_ROOT / "config" / "worlds" / "demo" / "world.yaml"
+TUNNEL_WORLD = REPO_ROOT / "config" / "worlds" / "tunnel" / "world.yaml"
 #: Wall seconds to wait for anything the server should do promptly.
 RESPONSE_TIMEOUT = 30.0
 
@@ -166,11 +169,70 @@ def run_demo(world: Path, run_seconds: float) -> int:
     return 0 if not failures else 1
 
 
+def run_tunnel_demo(seconds: float) -> int:
+    """Two robots drive down the streamed 300 m tunnel; print the tunnel sections as they stream."""
+    print(f"Starting sim_server on {TUNNEL_WORLD} with levels enabled, as fast as possible")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sim_server", "--ros-args", "-p", f"world_path:={TUNNEL_WORLD}",
+         "-p", "enable_levels:=true", "-p", "update_rate:=0.0", "-p", "show_viz:=false"],
+        env=dict(os.environ),
+    )
+    failures: list[str] = []
+    rclpy.init()
+    client = DemoClient()
+    level_sets: list[list[str]] = []
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+    client.node.create_subscription(Levels, "/sim_server/levels", lambda m: level_sets.append(list(m.loaded)), latched)
+    poses: dict[str, float] = {}
+    for robot in ("scout", "hauler"):
+        client.node.create_subscription(
+            Odometry, f"/{robot}/odometry/ground_truth",
+            lambda m, name=robot: poses.__setitem__(name, m.pose.pose.position.x), 10,
+        )
+    try:
+        _check(client.spin_until(lambda: bool(level_sets) and len(poses) == 2), "levels and odometry arrive", failures)
+        print(f"  loaded at the start: {', '.join(level_sets[-1])}")
+        commands = {name: client.node.create_publisher(Twist, f"/{name}/cmd_vel", 1) for name in ("scout", "hauler")}
+        speeds = {"scout": 2.0, "hauler": 1.5}
+        deadline = time.monotonic() + seconds
+        shown = 0
+        while time.monotonic() < deadline and poses.get("hauler", 0.0) < 280.0:
+            for name, publisher in commands.items():
+                twist = Twist()
+                twist.linear.x = speeds[name]
+                publisher.publish(twist)
+            client.spin_for(0.2)
+            if len(level_sets) > shown:
+                shown = len(level_sets)
+                sections = sorted({int(level.split("[")[1].split(",")[0]) for level in level_sets[-1]})
+                print(f"  scout x={poses.get('scout', 0):6.1f} m, hauler x={poses.get('hauler', 0):6.1f} m: "
+                      f"tunnel sections {sections[0] * 20}-{(sections[-1] + 1) * 20} m loaded"
+                      if sections else "  no section loaded")
+        travelled = poses.get("hauler", 0.0)
+        _check(travelled > 40.0, f"the robots drove down the tunnel (hauler at {travelled:.0f} m)", failures)
+        _check(len(level_sets) > 3, f"tunnel sections streamed in and out ({len(level_sets)} changes)", failures)
+        first = set(level_sets[0]) if level_sets else set()
+        _check(bool(level_sets) and not first & set(level_sets[-1]), "the sections behind the robots are gone", failures)
+    finally:
+        client.node.destroy_node()
+        rclpy.try_shutdown()
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    print("Tunnel demo finished: " + ("all steps behaved." if not failures else f"{len(failures)} step(s) FAILED."))
+    return 0 if not failures else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--world", type=Path, default=DEFAULT_WORLD, help="world file (default: the office demo)")
     parser.add_argument("--seconds", type=float, default=10.0, help="wall seconds to let the world run")
+    parser.add_argument("--tunnel", action="store_true", help="run the level-streaming tunnel demo instead")
     args = parser.parse_args(argv)
+    if args.tunnel:
+        return run_tunnel_demo(args.seconds)
     return run_demo(args.world.resolve(), args.seconds)
 
 
