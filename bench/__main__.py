@@ -12,6 +12,8 @@ Scenarios:
 * ``laser``: beams per second of the batch ray caster on the office map, beside a per-beam
   Box2D ray cast (Python callback) measured in the same run, and the largest difference
   between the two over every beam.
+* ``levels``: the level-streaming scenes of :mod:`bench.level_scenarios` (100 levels holding
+  10,000 models, a 1 km map in tiles), each streamed and loaded whole, beside a small world.
 
 Figures go to a table and to ``bench/results/<timestamp>.json``. Reference figures (Flatland C++
 on this machine kind, from the issue tracker) are printed beside ours as ratios.
@@ -188,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, scenario in step_scenarios.items():
         runs[name] = [scenario() for _ in range(args.repeats)]
     laser_runs = [bench_laser(args.seconds) for _ in range(args.repeats)]
+    from bench import level_scenarios
+
+    level_runs = [level_scenarios.run() for _ in range(args.repeats)]
+    levels = {name: median_of([run[name] for run in level_runs]) for name in level_runs[0]}
     medians = {name: median_of(results) for name, results in runs.items()}
     laser = median_of(laser_runs)
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -205,6 +211,14 @@ def main(argv: list[str] | None = None) -> int:
         f"({laser['box2d_ms_per_scan']:.1f} ms/scan); {laser['speedup']:.0f}x faster; "
         f"largest difference {laser['max_abs_difference_m']:.2e} m"
     )
+    small = levels["small world"]["ms_per_step"]
+    print(f"\n{'level streaming (in-process)':36} {'ms/step':>8} {'vs small':>9} {'load s':>7} {'models':>7}")
+    for name, m in levels.items():
+        print(f"{name:36} {m['ms_per_step']:8.4f} {m['ms_per_step'] / small:8.2f}x {m['load_s']:7.2f} {m['models']:7.0f}")
+    for what in ("100 levels, 10k models", "1 km map"):
+        streamed = next(m for n, m in levels.items() if n.startswith(what) and "streamed" in n)
+        whole = next(m for n, m in levels.items() if n.startswith(what) and "streamed" not in n)
+        print(f"{what}: streamed runs {whole['ms_per_step'] / streamed['ms_per_step']:.1f}x faster than loaded whole")
     print(f"peak RSS {peak_rss_mib:.0f} MiB; medians of {args.repeats} runs of {args.seconds:g} s.")
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -220,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
                 "laser": laser,
                 "runs": runs,
                 "laser_runs": laser_runs,
+                "levels": levels,
+                "level_runs": level_runs,
                 "reference_rtf": REFERENCE_RTF,
                 "peak_rss_mib": peak_rss_mib,
             },

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from Box2D import b2
+
 from sim_server.core.geometry import Pose2D
 from sim_server.core.raycast import MAX_VERTICES, MovingShapes, StaticScene, cast_rays
 
 if TYPE_CHECKING:
-    from Box2D import b2
-
     from sim_server.core.model import Model
     from sim_server.core.world import World
 
@@ -41,13 +41,14 @@ class _ModelShapes:
                     circle_bits.append(bits)
                     circle_body.append(body_index)
                 elif shape.type == shape.e_polygon:
-                    vertices = np.zeros((MAX_VERTICES, 2))
                     points = shape.vertices
-                    vertices[: len(points)] = points
+                    # Padding repeats the first vertex, so bounds over all 8 rows stay exact.
+                    vertices = np.array(list(points) + [points[0]] * (MAX_VERTICES - len(points)), dtype=np.float64)
                     polygons.append(vertices)
                     polygon_counts.append(len(points))
                     polygon_bits.append(bits)
                     polygon_body.append(body_index)
+        self.fixed = all(body.type == b2.staticBody for body in self.bodies)
         self.polygons = np.array(polygons, dtype=np.float64).reshape(-1, MAX_VERTICES, 2)
         self.polygon_counts = np.array(polygon_counts, dtype=np.int64)
         self.polygon_bits = np.array(polygon_bits, dtype=np.int64)
@@ -56,9 +57,65 @@ class _ModelShapes:
         self.circle_bits = np.array(circle_bits, dtype=np.int64)
         self.circle_body = np.array(circle_body, dtype=np.int64)
 
+    def in_world(self) -> MovingShapes:
+        """The shapes at their bodies' current poses (world frame)."""
+        transforms = np.array(
+            [(b.position[0], b.position[1], math.cos(b.angle), math.sin(b.angle)) for b in self.bodies]
+        ).reshape(-1, 4)
+        t = transforms[self.polygon_body]
+        local = self.polygons
+        polygons = np.empty_like(local)
+        polygons[:, :, 0] = t[:, None, 0] + t[:, None, 2] * local[:, :, 0] - t[:, None, 3] * local[:, :, 1]
+        polygons[:, :, 1] = t[:, None, 1] + t[:, None, 3] * local[:, :, 0] + t[:, None, 2] * local[:, :, 1]
+        t = transforms[self.circle_body]
+        local = self.circles
+        circles = np.empty_like(local)
+        circles[:, 0] = t[:, 0] + t[:, 2] * local[:, 0] - t[:, 3] * local[:, 1]
+        circles[:, 1] = t[:, 1] + t[:, 3] * local[:, 0] + t[:, 2] * local[:, 1]
+        circles[:, 2] = local[:, 2]
+        return MovingShapes(
+            polygons, self.polygon_counts, self.polygon_bits, self.polygon_bits,
+            circles, self.circle_bits, self.circle_bits,
+        )
+
+
+def _concatenate(parts: list[MovingShapes]) -> MovingShapes:
+    if not parts:
+        return MovingShapes.empty()
+    if len(parts) == 1:
+        return parts[0]
+    return MovingShapes(*(np.concatenate([getattr(p, f) for p in parts]) for f in MovingShapes.__dataclass_fields__))
+
+
+class _Culled:
+    """Shapes with their bounding circles, for picking those within reach of a laser."""
+
+    def __init__(self, shapes: MovingShapes) -> None:
+        self.shapes = shapes
+        polygons = shapes.polygons
+        self.polygon_centres = polygons[:, 0, :]
+        self.polygon_radii = np.sqrt(((polygons - polygons[:, :1, :]) ** 2).sum(axis=2).max(axis=1)) if len(polygons) else np.zeros(0)
+
+    def near(self, x: float, y: float, reach: float) -> MovingShapes:
+        """The shapes that may lie within ``reach`` (m) of (x, y)."""
+        shapes = self.shapes
+        keep_polygons = np.hypot(self.polygon_centres[:, 0] - x, self.polygon_centres[:, 1] - y) - self.polygon_radii <= reach
+        circles = shapes.circles
+        keep_circles = np.hypot(circles[:, 0] - x, circles[:, 1] - y) - circles[:, 2] <= reach
+        if keep_polygons.all() and keep_circles.all():
+            return shapes
+        return MovingShapes(
+            np.ascontiguousarray(shapes.polygons[keep_polygons]), shapes.polygon_counts[keep_polygons],
+            shapes.polygon_bits[keep_polygons], shapes.polygon_tags[keep_polygons],
+            np.ascontiguousarray(circles[keep_circles]), shapes.circle_bits[keep_circles], shapes.circle_tags[keep_circles],
+        )
+
 
 class ScanScene:
     """What lasers see in a world, kept up to date as models come and go (a WorldListener).
+
+    Models whose bodies are all static are transformed once and cached; the others are gathered
+    once per step however many lasers scan. Each scan keeps only the shapes within its range.
 
     Args:
         world: the world to sense.
@@ -69,18 +126,31 @@ class ScanScene:
         self._static: StaticScene | None = None
         self._static_version = -1
         self._models: dict[int, _ModelShapes] = {}
-        self._moving: MovingShapes | None = None
+        self._movers: dict[int, _ModelShapes] = {}
+        self._fixed: _Culled | None = None
+        self._moving: _Culled | None = None
         self._moving_at = -1
         world.add_listener(self)
 
     # ------------------------------------------------------------------ WorldListener
     def on_model_added(self, model: "Model") -> None:
-        """Forget the gathered shapes: a model came."""
+        """A model came: gather its shapes."""
+        self._shapes(model)
         self._moving_at = -1
 
     def on_model_removed(self, model: "Model") -> None:
         """Forget the model's shapes."""
-        self._models.pop(id(model), None)
+        shapes = self._models.pop(id(model), None)
+        if shapes is not None and shapes.fixed:
+            self._fixed = None
+        self._movers.pop(id(model), None)
+        self._moving_at = -1
+
+    def on_model_moved(self, model: "Model") -> None:
+        """A model was placed somewhere else: a cached static model must be re-gathered."""
+        shapes = self._models.get(id(model))
+        if shapes is not None and shapes.fixed:
+            self._fixed = None
         self._moving_at = -1
 
     # ------------------------------------------------------------------ scene parts
@@ -109,50 +179,39 @@ class ScanScene:
             self._static_version = version
         return self._static
 
+    def _shapes(self, model: "Model") -> _ModelShapes:
+        shapes = self._models.get(id(model))
+        if shapes is None:
+            shapes = self._models[id(model)] = _ModelShapes(model)
+            if shapes.fixed:
+                self._fixed = None
+            else:
+                self._movers[id(model)] = shapes
+        return shapes
+
     def moving(self, iteration: int) -> MovingShapes:
         """Every model's non-sensor footprints in world coordinates at step ``iteration``."""
-        if self._moving is not None and self._moving_at == iteration:
-            return self._moving
-        polygons, counts, polygon_bits = [], [], []
-        circles, circle_bits = [], []
-        for model in self._world.models.values():
-            shapes = self._models.get(id(model))
-            if shapes is None:
-                shapes = self._models[id(model)] = _ModelShapes(model)
-            transforms = np.array(
-                [(b.position[0], b.position[1], math.cos(b.angle), math.sin(b.angle)) for b in shapes.bodies]
-            ).reshape(-1, 4)
-            if len(shapes.polygons):
-                t = transforms[shapes.polygon_body]
-                local = shapes.polygons
-                world = np.empty_like(local)
-                world[:, :, 0] = t[:, None, 0] + t[:, None, 2] * local[:, :, 0] - t[:, None, 3] * local[:, :, 1]
-                world[:, :, 1] = t[:, None, 1] + t[:, None, 3] * local[:, :, 0] + t[:, None, 2] * local[:, :, 1]
-                polygons.append(world)
-                counts.append(shapes.polygon_counts)
-                polygon_bits.append(shapes.polygon_bits)
-            if len(shapes.circles):
-                t = transforms[shapes.circle_body]
-                local = shapes.circles
-                world_circles = np.empty_like(local)
-                world_circles[:, 0] = t[:, 0] + t[:, 2] * local[:, 0] - t[:, 3] * local[:, 1]
-                world_circles[:, 1] = t[:, 1] + t[:, 3] * local[:, 0] + t[:, 2] * local[:, 1]
-                world_circles[:, 2] = local[:, 2]
-                circles.append(world_circles)
-                circle_bits.append(shapes.circle_bits)
-        empty = MovingShapes.empty()
-        poly_bits = np.concatenate(polygon_bits) if polygon_bits else empty.polygon_bits
-        circ_bits = np.concatenate(circle_bits) if circle_bits else empty.circle_bits
-        self._moving = MovingShapes(
-            polygons=np.ascontiguousarray(np.concatenate(polygons)) if polygons else empty.polygons,
-            polygon_counts=np.concatenate(counts) if counts else empty.polygon_counts,
-            polygon_bits=poly_bits,
-            polygon_tags=poly_bits,
-            circles=np.ascontiguousarray(np.concatenate(circles)) if circles else empty.circles,
-            circle_bits=circ_bits,
-            circle_tags=circ_bits,
-        )
-        self._moving_at = iteration
+        return _concatenate([self._fixed_part().shapes, self._moving_part(iteration).shapes])
+
+    def near(self, x: float, y: float, reach: float, iteration: int) -> MovingShapes:
+        """The models' footprints that may lie within ``reach`` (m) of (x, y) at step ``iteration``."""
+        return _concatenate([self._fixed_part().near(x, y, reach), self._moving_part(iteration).near(x, y, reach)])
+
+    def _fixed_part(self) -> _Culled:
+        if self._fixed is None:
+            for model in self._world.models.values():
+                self._shapes(model)
+            parts = [shapes.in_world() for shapes in self._models.values() if shapes.fixed]
+            self._fixed = _Culled(_concatenate(parts))
+        return self._fixed
+
+    def _moving_part(self, iteration: int) -> _Culled:
+        if self._moving is None or self._moving_at != iteration:
+            if len(self._models) != len(self._world.models):
+                for model in self._world.models.values():
+                    self._shapes(model)
+            self._moving = _Culled(_concatenate([shapes.in_world() for shapes in self._movers.values()]))
+            self._moving_at = iteration
         return self._moving
 
     def close(self) -> None:
@@ -237,7 +296,7 @@ class LaserScanner:
         np.add(self.local_angles, pose.theta, out=self._angles)
         ranges, bits = cast_rays(
             pose.x, pose.y, self._angles, self.max_range, self.layer_bits,
-            scene.static, scene.moving(iteration), self._ranges, self._bits,
+            scene.static, scene.near(pose.x, pose.y, self.max_range, iteration), self._ranges, self._bits,
         )
         hits = np.isfinite(ranges)
         if self.noise_std_dev > 0.0:

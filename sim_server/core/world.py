@@ -64,6 +64,9 @@ class WorldListener(Protocol):
     def on_model_removed(self, model: Model) -> None:
         """``model`` is about to be destroyed."""
 
+    # Optional: on_model_moved(model), after move_model or set_model_state placed it anew, and
+    # on_layers_changed(layers), after layer pieces were loaded or unloaded.
+
 
 class World:
     """A simulated world.
@@ -269,6 +272,13 @@ class World:
         model = self.model(name)
         _check_pose(pose)
         model.set_pose(pose)
+        self._notify_moved(model)
+
+    def _notify_moved(self, model: Model) -> None:
+        for listener in list(self._listeners):
+            moved = getattr(listener, "on_model_moved", None)
+            if moved is not None:
+                moved(model)
 
     def set_model_state(self, name: str, pose: Pose2D, vx: float, vy: float, wz: float) -> None:
         """Set a model's pose (as :meth:`move_model`) and twist (m/s, rad/s, world frame) at once."""
@@ -278,6 +288,7 @@ class World:
             raise RequestError(f"twist must be finite, got ({vx}, {vy}, {wz})")
         model.set_pose(pose)
         model.set_twist(vx, vy, wz)
+        self._notify_moved(model)
 
     def set_joint_motor(self, model_name: str, joint_name: str, enable: bool, speed: float, max_torque: float) -> None:
         """Switch a revolute joint's motor on (target ``speed`` rad/s, at most ``max_torque`` N m) or off."""
