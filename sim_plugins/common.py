@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim_server.core.dynamics_limits import DynamicsLimits
-from sim_server.core.errors import ConfigError
 from sim_server.core.plugin_api import PluginContext
 from sim_server.core.yaml_reader import YamlReader
 

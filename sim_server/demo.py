@@ -76,6 +76,30 @@ class DemoClient:
         return future.result()
 
 
+def _start_server(world: Path, *parameters: str) -> subprocess.Popen:
+    """The server as its own process, on ``world`` with extra ``name:=value`` parameters."""
+    arguments = ["--ros-args", "-p", f"world_path:={world}"]
+    for parameter in parameters:
+        arguments += ["-p", parameter]
+    return subprocess.Popen([sys.executable, "-m", "sim_server", *arguments], env=dict(os.environ))
+
+
+def _shut_down(client: "DemoClient", server: subprocess.Popen) -> None:
+    """Stop the client, then the server (Ctrl-C, as a user would)."""
+    client.node.destroy_node()
+    rclpy.try_shutdown()
+    server.send_signal(signal.SIGINT)
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+def _verdict(what: str, failures: list[str]) -> int:
+    print(f"{what} finished: " + ("all steps behaved." if not failures else f"{len(failures)} step(s) FAILED."))
+    return 0 if not failures else 1
+
+
 def _check(ok: bool, text: str, failures: list[str]) -> None:
     print(f"  [{'ok' if ok else 'FAILED'}] {text}")
     if not ok:
@@ -85,10 +109,7 @@ def _check(ok: bool, text: str, failures: list[str]) -> None:
 def run_demo(world: Path, run_seconds: float) -> int:
     """Run the demo; returns the exit code."""
     print(f"Starting sim_server on {world}")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "sim_server", "--ros-args", "-p", f"world_path:={world}"],
-        env=dict(os.environ),
-    )
+    server = _start_server(world)
     failures: list[str] = []
     rclpy.init()
     client = DemoClient()
@@ -158,25 +179,14 @@ def run_demo(world: Path, run_seconds: float) -> int:
         print("Topics offered:\n" + "\n".join(f"  {t}" for t in topics))
         print("Services offered:\n" + "\n".join(f"  {s}" for s in services))
     finally:
-        client.node.destroy_node()
-        rclpy.try_shutdown()
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-    print("Demo finished: " + ("all steps behaved." if not failures else f"{len(failures)} step(s) FAILED."))
-    return 0 if not failures else 1
+        _shut_down(client, server)
+    return _verdict("Demo", failures)
 
 
 def run_tunnel_demo(seconds: float) -> int:
     """Two robots drive down the streamed 300 m tunnel; print the tunnel sections as they stream."""
     print(f"Starting sim_server on {TUNNEL_WORLD} with levels enabled, as fast as possible")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "sim_server", "--ros-args", "-p", f"world_path:={TUNNEL_WORLD}",
-         "-p", "enable_levels:=true", "-p", "update_rate:=0.0", "-p", "show_viz:=false"],
-        env=dict(os.environ),
-    )
+    server = _start_server(TUNNEL_WORLD, "enable_levels:=true", "update_rate:=0.0", "show_viz:=false")
     failures: list[str] = []
     rclpy.init()
     client = DemoClient()
@@ -214,15 +224,8 @@ def run_tunnel_demo(seconds: float) -> int:
         first = set(level_sets[0]) if level_sets else set()
         _check(bool(level_sets) and not first & set(level_sets[-1]), "the sections behind the robots are gone", failures)
     finally:
-        client.node.destroy_node()
-        rclpy.try_shutdown()
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-    print("Tunnel demo finished: " + ("all steps behaved." if not failures else f"{len(failures)} step(s) FAILED."))
-    return 0 if not failures else 1
+        _shut_down(client, server)
+    return _verdict("Tunnel demo", failures)
 
 
 def main(argv: list[str] | None = None) -> int:

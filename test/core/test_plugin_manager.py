@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from sim_server.core import ConfigError, Pose2D, World
 from sim_server.core.plugin_api import MODEL_PLUGIN_GROUP, WORLD_PLUGIN_GROUP, UpdateTimer
 from sim_server.core.timekeeper import TimeKeeper
-from test.conftest import PLUGIN_MANAGER_TESTS, PLUGIN_TESTS, plugin
+from test.conftest import PLUGIN_MANAGER_TESTS, plugin
 
 PLUGIN_MODULE = '''
 from sim_server.core.plugin_api import ModelPlugin, UpdateTimer

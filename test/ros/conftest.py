@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
-import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
