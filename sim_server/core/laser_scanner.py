@@ -49,6 +49,7 @@ class _ModelShapes:
                     polygon_bits.append(bits)
                     polygon_body.append(body_index)
         self.fixed = all(body.type == b2.staticBody for body in self.bodies)
+        self._placed: MovingShapes | None = None
         self.polygons = np.array(polygons, dtype=np.float64).reshape(-1, MAX_VERTICES, 2)
         self.polygon_counts = np.array(polygon_counts, dtype=np.int64)
         self.polygon_bits = np.array(polygon_bits, dtype=np.int64)
@@ -56,6 +57,16 @@ class _ModelShapes:
         self.circles = np.array(circles, dtype=np.float64).reshape(-1, 3)
         self.circle_bits = np.array(circle_bits, dtype=np.int64)
         self.circle_body = np.array(circle_body, dtype=np.int64)
+
+    def placed(self) -> MovingShapes:
+        """The shapes in the world, computed once for a model that does not move."""
+        if self._placed is None:
+            self._placed = self.in_world()
+        return self._placed
+
+    def forget_placement(self) -> None:
+        """The model was moved: compute its world shapes anew."""
+        self._placed = None
 
     def in_world(self) -> MovingShapes:
         """The shapes at their bodies' current poses (world frame)."""
@@ -150,6 +161,7 @@ class ScanScene:
         """A model was placed somewhere else: a cached static model must be re-gathered."""
         shapes = self._models.get(id(model))
         if shapes is not None and shapes.fixed:
+            shapes.forget_placement()
             self._fixed = None
         self._moving_at = -1
 
@@ -201,7 +213,7 @@ class ScanScene:
         if self._fixed is None:
             for model in self._world.models.values():
                 self._shapes(model)
-            parts = [shapes.in_world() for shapes in self._models.values() if shapes.fixed]
+            parts = [shapes.placed() for shapes in self._models.values() if shapes.fixed]
             self._fixed = _Culled(_concatenate(parts))
         return self._fixed
 

@@ -7,8 +7,11 @@ zone and unloaded once none does; an entity stays loaded while any of its levels
 no level, performers and models spawned at run time are global: always loaded. The tiles of a
 streamed layer are levels of their own, one tile each.
 
-The check is a vectorised box-against-box test run before every physics step, so a performer
-moving at any speed is handled in the step it crosses a boundary (Gazebo Sim's levels, in 2D).
+The check runs before every physics step, so a performer moving at any speed is handled in the
+step it crosses a boundary (Gazebo Sim's levels, in 2D). A full check is a vectorised
+box-against-box test over all levels; it also gives each performer the distance it can move
+(in any direction, along x or y) without touching or leaving any level's zone, so most steps
+only compare that distance with how far the performer has moved since.
 """
 
 from __future__ import annotations
@@ -88,11 +91,15 @@ class LevelManager:
                     self.levels.append(Level(piece.name, zone, (), ((layer, piece),)))
         self._zones = np.array([level.zone for level in self.levels], dtype=np.float64).reshape(-1, 4)
         self._active = np.zeros(len(self.levels), dtype=bool)
+        # Performers' positions at the last full check and how far each may move before the
+        # next one is needed (m, along x or y).
+        self._anchors: dict[str, tuple[float, float, float]] = {}
         self._entries = {entry.name: entry for entry in self.spec.models}
         self._reset_performers()
 
     def _reset_performers(self) -> None:
         self.performers = {p.ref: Performer(p.name, p.ref, p.size_x, p.size_y) for p in self.spec.performers}
+        self._anchors = {}
 
     # ------------------------------------------------------------------ ownership
     def owns_model(self, name: str) -> bool:
@@ -123,39 +130,60 @@ class LevelManager:
             size_x, size_y = DEFAULT_PERFORMER_SIZE
         performer = Performer(model_name, model_name, size_x, size_y)
         self.performers[model_name] = performer
+        self._anchors = {}  # a new performer: check fully at the next step
         return performer
 
+    def resize_performer(self, model_name: str, size_x: float, size_y: float) -> None:
+        """Change a performer's box (m)."""
+        performer = self.performers[model_name]
+        performer.size_x, performer.size_y = size_x, size_y
+        self._anchors = {}
+
     # ------------------------------------------------------------------ streaming
-    def _performer_boxes(self) -> np.ndarray:
-        boxes = []
+    def _positions(self) -> dict[str, tuple[float, float]]:
+        positions = {}
         for performer in self.performers.values():
             model = self.world.models.get(performer.model)
-            if model is None:
-                continue
-            position = model.first_body.physics_body.position
-            half_x, half_y = 0.5 * performer.size_x, 0.5 * performer.size_y
-            boxes.append((position[0] - half_x, position[1] - half_y, position[0] + half_x, position[1] + half_y))
-        return np.array(boxes, dtype=np.float64).reshape(-1, 4)
+            if model is not None:
+                position = model.first_body.physics_body.position
+                positions[performer.model] = (position[0], position[1])
+        return positions
+
+    def _still_inside(self, positions: dict[str, tuple[float, float]]) -> bool:
+        """Whether no performer can have touched or left a zone since the last full check."""
+        anchors = self._anchors
+        if not anchors or anchors.keys() != positions.keys():
+            return False
+        for name, (x, y) in positions.items():
+            ax, ay, reach = anchors[name]
+            if max(abs(x - ax), abs(y - ay)) >= reach:
+                return False
+        return True
 
     def update(self, _time: object = None) -> None:
         """Load the levels performers touch and unload the others (a before-step hook)."""
         if not self.enabled or not self.levels:
             return
-        boxes = self._performer_boxes()
-        zones = self._zones
-        if len(boxes):
-            touching = (
-                (boxes[:, None, 0] <= zones[None, :, 2])
-                & (boxes[:, None, 2] >= zones[None, :, 0])
-                & (boxes[:, None, 1] <= zones[None, :, 3])
-                & (boxes[:, None, 3] >= zones[None, :, 1])
-            )
-            active = touching.any(axis=0)
-        else:
-            active = np.zeros(len(self.levels), dtype=bool)
-        if np.array_equal(active, self._active):
+        positions = self._positions()
+        if self._still_inside(positions):
             return
-        self._apply(active)
+        zones = self._zones
+        active = np.zeros(len(self.levels), dtype=bool)
+        anchors = {}
+        for name, (x, y) in positions.items():
+            performer = self.performers[name]
+            half_x, half_y = 0.5 * performer.size_x, 0.5 * performer.size_y
+            # Overlap of the performer's box with each zone along x and y (negative: a gap).
+            overlap_x = np.minimum(x + half_x - zones[:, 0], zones[:, 2] - (x - half_x))
+            overlap_y = np.minimum(y + half_y - zones[:, 1], zones[:, 3] - (y - half_y))
+            touching = (overlap_x >= 0.0) & (overlap_y >= 0.0)
+            active |= touching
+            # Moving less than this along x and y keeps every zone touched or untouched.
+            margin = np.where(touching, np.minimum(overlap_x, overlap_y), np.maximum(-overlap_x, -overlap_y))
+            anchors[name] = (x, y, float(margin.min()))
+        self._anchors = anchors
+        if not np.array_equal(active, self._active):
+            self._apply(active)
 
     def _apply(self, active: np.ndarray) -> None:
         needed_models = {m for level, on in zip(self.levels, active) if on for m in level.models}
@@ -196,6 +224,7 @@ class LevelManager:
     def reset(self) -> None:
         """Forget every loaded level and run-time performer (the world reloads them)."""
         self._reset_performers()
+        self._anchors = {}
         changed: dict[int, Layer] = {}
         for level in self.levels:
             level.loaded = False

@@ -59,7 +59,7 @@ def test_walking_through_levels(world: World) -> None:
 
 
 def test_shared_entities_survive_moving_between_levels(world: World) -> None:
-    world.levels.performers["R1"].size_x = 8.0  # box [x - 4, x + 4]
+    world.levels.resize_performer("R1", 8.0, 2.0)  # box [x - 4, x + 4]
     at(world, "R1", 0.0)
     assert world.levels.loaded_levels == ["L1"]
     shared = world.models["M2"]
