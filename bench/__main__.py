@@ -4,9 +4,10 @@ Scenarios:
 
 * ``benchmark_world``: the reference simulator's own benchmark scene (office map, a tricycle
   cleaner with a 1081-beam 20 m laser at 40 Hz computed always, step 0.005 s), run by the ROS
-  node at update_rate 0 with /clock and scans published as in normal runs.
+  node at update_rate 0 while a separate process subscribes to /clock and /scan, so both are
+  published as in normal runs.
 * ``office, laser idle``: the demo office world (cleaner, walker, sensor) by the ROS node at
-  update_rate 0, nobody subscribed to the scan.
+  update_rate 0 with nobody subscribed (topics without subscribers are not published).
 * ``core, office``: the same world stepped in-process (no ROS); without ROS there are no
   subscribers to wait for, so the cleaner's laser scans at its 40 Hz.
 * ``laser``: beams per second of the batch ray caster on the office map, beside a per-beam
@@ -71,14 +72,24 @@ def _rates(steps: int, elapsed: float, startup: float) -> dict[str, float]:
     }
 
 
-def bench_node(world_path: Path, seconds: float, subscribe_scan: bool = False) -> dict[str, float]:
-    """Run the ROS node at update_rate 0 for ``seconds`` of wall time."""
+#: Topics a separate listener process subscribes to while the node runs (as RViz would).
+LISTENED = ("/clock", "rosgraph_msgs/msg/Clock", "/scan", "sensor_msgs/msg/LaserScan")
+
+
+def bench_node(world_path: Path, seconds: float, listened: tuple[str, ...] = ()) -> dict[str, float]:
+    """Run the ROS node at update_rate 0 for ``seconds`` of wall time; a listener process
+    subscribes to ``listened`` (topic, type, topic, type, ...) first."""
+    import signal
+    import subprocess
+    import sys
+
     import rclpy
     from rclpy.context import Context
     from rclpy.parameter import Parameter
 
     from sim_server.ros.server_node import SimServerNode
 
+    listener = subprocess.Popen([sys.executable, "-m", "bench.listener", *listened]) if listened else None
     context = Context()
     rclpy.init(context=context)
     try:
@@ -92,6 +103,11 @@ def bench_node(world_path: Path, seconds: float, subscribe_scan: bool = False) -
             ],
         )
         startup = time.perf_counter() - started
+        if listened:
+            topics = set(listened[0::2])
+            wait_until = time.monotonic() + 30.0
+            node.run(stop=lambda: time.monotonic() > wait_until or all(
+                node.count_subscribers(topic) > 0 for topic in topics))
         node.world.step(10)
         first = node.world.time.iterations
         started = time.perf_counter()
@@ -102,6 +118,12 @@ def bench_node(world_path: Path, seconds: float, subscribe_scan: bool = False) -
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
+        if listener is not None:
+            listener.send_signal(signal.SIGINT)  # rclpy's own handler shuts it down cleanly
+            try:
+                listener.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                listener.kill()
     return _rates(steps, elapsed, startup)
 
 
@@ -182,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     step_scenarios: dict[str, Callable[[], dict[str, float]]] = {
-        "benchmark_world": lambda: bench_node(BENCHMARK_WORLD, args.seconds),
+        "benchmark_world": lambda: bench_node(BENCHMARK_WORLD, args.seconds, LISTENED),
         "office, laser idle": lambda: bench_node(OFFICE_WORLD, args.seconds),
         "core, office, laser 40 Hz": lambda: bench_core(args.seconds),
     }

@@ -50,6 +50,8 @@ class DiffDrive(ModelPlugin):
         self.body = body_of(self.model, config, body_name).physics_body
         self.linear = 0.0
         self.angular = 0.0
+        #: The last measured (noisy) forward speed and yaw rate, for in-process use.
+        self.last_twist = (0.0, 0.0)
         self._twist_publisher = None
         self._tf = None
         node = self.context.ros_node
@@ -57,15 +59,18 @@ class DiffDrive(ModelPlugin):
             from geometry_msgs.msg import TwistStamped
 
             from sim_plugins.tf_broadcast import broadcaster_for, transform
-            from sim_server.ros.conversions import time_msg
+            from sim_plugins.tf_broadcast import update_transform
+            from sim_server.ros.conversions import set_stamp
 
-            self._time_msg = time_msg
-            self._twist_type = TwistStamped
-            self._transform = transform
+            self._set_stamp = set_stamp
+            self._update_transform = update_transform
             if enable_twist:
                 self._twist_publisher = node.create_publisher(TwistStamped, self.context.topic(twist_topic), 10)
+                self._twist_message = TwistStamped()
+                self._twist_message.header.frame_id = self.odometry.child_frame_id
             if self.enable_tf:
                 self._tf = broadcaster_for(node)
+                self._tf_message = transform(self.odometry.odom_frame_id, self.odometry.child_frame_id, Pose2D(), 0)
                 odom, world_frame = self.odometry.odom_frame_id, self.odometry.ground_truth_frame_id
                 if odom != world_frame:
                     # Odometry poses are world poses plus noise: the odom frame sits on the world
@@ -85,16 +90,17 @@ class DiffDrive(ModelPlugin):
             return
         truth, noisy = self.odometry.measure(time.time_ns, Pose2D(x, y, theta), vx, vy, self.angular)
         self.odometry.publish(truth, noisy)
-        if self._twist_publisher is not None:
-            message = self._twist_type()
-            message.header.frame_id = self.odometry.child_frame_id
-            message.header.stamp = self._time_msg(time.time_ns)
-            noise = self.odometry.rng.normal(0.0, 1.0, 2) * self.odometry.noise_std[[3, 5]]
-            message.twist.linear.x = self.linear + noise[0]
-            message.twist.angular.z = self.angular + noise[1]
+        # The twist noise is drawn whether or not anybody listens, so seeded runs do not depend
+        # on who subscribes.
+        noise = self.odometry.rng.normal(0.0, 1.0, 2) * self.odometry.noise_std[[3, 5]]
+        self.last_twist = (self.linear + noise[0], self.angular + noise[1])
+        if self._twist_publisher is not None and self._twist_publisher.get_subscription_count():
+            message = self._twist_message
+            self._set_stamp(message.header, time.time_ns)
+            message.twist.linear.x, message.twist.angular.z = self.last_twist
             self._twist_publisher.publish(message)
-        if self._tf is not None:
-            self._tf.send([self._transform(self.odometry.odom_frame_id, self.odometry.child_frame_id, noisy.pose, time.time_ns)])
+        if self._tf is not None and self._tf.listened:
+            self._tf.send([self._update_transform(self._tf_message, noisy.pose, time.time_ns)])
 
     def on_shutdown(self) -> None:
         if self._tf is not None:

@@ -35,10 +35,11 @@ class ModelTfPublisher(ModelPlugin):
         self.child_frames = [self.context.frame(body.name) for body in self.bodies]
         self._tf = None
         if self.context.ros_node is not None:
-            from sim_plugins.tf_broadcast import broadcaster_for, transform
+            from sim_plugins.tf_broadcast import broadcaster_for, transform, update_transform
 
             self._tf = broadcaster_for(self.context.ros_node)
-            self._transform = transform
+            self._update = update_transform
+            self._messages = [transform(parent, child, pose, 0) for parent, child, pose in self.transforms()]
 
     def transforms(self) -> list[tuple[str, str, Pose2D]]:
         """(parent, child, pose) of every transform published now."""
@@ -52,7 +53,8 @@ class ModelTfPublisher(ModelPlugin):
         return result
 
     def after_physics_step(self, time: TimeKeeper) -> None:
-        if self._tf is None or not self.timer.check(time):
+        if self._tf is None or not self.timer.check(time) or not self._tf.listened:
             return
         stamp = time.time_ns
-        self._tf.send(self._transform(parent, child, pose, stamp) for parent, child, pose in self.transforms())
+        update = self._update
+        self._tf.send(update(m, pose, stamp) for m, (_, _, pose) in zip(self._messages, self.transforms()))

@@ -80,15 +80,21 @@ class OdometryPublisher:
         if node is not None and self.enabled:
             from nav_msgs.msg import Odometry
 
-            from sim_server.ros.conversions import set_pose_msg, time_msg
+            from sim_server.ros.conversions import set_pose_msg, set_stamp
 
-            self._odometry_type = Odometry
             self._set_pose = set_pose_msg
-            self._time_msg = time_msg
+            self._set_stamp = set_stamp
             self._publishers = (
                 node.create_publisher(Odometry, context.topic(truth_topic), 10),
                 node.create_publisher(Odometry, context.topic(odom_topic), 10),
             )
+            truth_message, odometry_message = Odometry(), Odometry()
+            for message, frame in ((truth_message, self.ground_truth_frame_id), (odometry_message, self.odom_frame_id)):
+                message.header.frame_id = frame
+                message.child_frame_id = self.child_frame_id
+            odometry_message.pose.covariance = self.pose_covariance
+            odometry_message.twist.covariance = self.twist_covariance
+            self._messages = (truth_message, odometry_message)
 
     def measure(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> tuple[OdometryState, OdometryState]:
         """Ground truth and noisy odometry of a body with the given pose and world-frame velocity."""
@@ -104,27 +110,25 @@ class OdometryPublisher:
         self.last_truth, self.last_odometry = truth, noisy
         return truth, noisy
 
-    def _message(self, state: OdometryState, frame_id: str, covariances: bool):
-        message = self._odometry_type()
-        message.header.frame_id = frame_id
-        message.header.stamp = self._time_msg(state.stamp_ns)
-        message.child_frame_id = self.child_frame_id
+    def _fill(self, message, state: OdometryState):
+        self._set_stamp(message.header, state.stamp_ns)
         self._set_pose(message.pose.pose, state.pose.x, state.pose.y, state.pose.theta)
-        message.twist.twist.linear.x = state.vx
-        message.twist.twist.linear.y = state.vy
-        message.twist.twist.angular.z = state.wz
-        if covariances:
-            message.pose.covariance = self.pose_covariance
-            message.twist.covariance = self.twist_covariance
+        twist = message.twist.twist
+        twist.linear.x, twist.linear.y, twist.angular.z = state.vx, state.vy, state.wz
         return message
 
+    @property
+    def listened(self) -> bool:
+        """Whether anybody subscribes to either odometry topic."""
+        return self._publishers is not None and any(p.get_subscription_count() for p in self._publishers)
+
     def publish(self, truth: OdometryState, noisy: OdometryState) -> None:
-        """Publish ground truth, then the noisy odometry."""
+        """Publish ground truth, then the noisy odometry, to whoever subscribes."""
         if self._publishers is None:
             return
-        truth_publisher, odom_publisher = self._publishers
-        truth_publisher.publish(self._message(truth, self.ground_truth_frame_id, False))
-        odom_publisher.publish(self._message(noisy, self.odom_frame_id, True))
+        for publisher, message, state in zip(self._publishers, self._messages, (truth, noisy)):
+            if publisher.get_subscription_count():
+                publisher.publish(self._fill(message, state))
 
     def close(self) -> None:
         """Destroy the publishers."""

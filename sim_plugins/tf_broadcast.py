@@ -17,12 +17,22 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from tf2_msgs.msg import TFMessage
 
 from sim_server.core.geometry import Pose2D
-from sim_server.ros.conversions import time_msg
+from sim_server.ros.conversions import set_stamp, time_msg
 
 TF_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                     durability=DurabilityPolicy.VOLATILE)
 TF_STATIC_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def update_transform(msg: TransformStamped, pose: Pose2D, stamp_ns: int) -> TransformStamped:
+    """Re-use a TransformStamped for a new planar pose and stamp (no allocation)."""
+    set_stamp(msg.header, stamp_ns)
+    translation, rotation = msg.transform.translation, msg.transform.rotation
+    translation.x, translation.y = pose.x, pose.y
+    half = 0.5 * pose.theta
+    rotation.z, rotation.w = math.sin(half), math.cos(half)
+    return msg
 
 
 def transform(parent: str, child: str, pose: Pose2D, stamp_ns: int) -> TransformStamped:
@@ -48,8 +58,15 @@ class TfBroadcaster:
         self._static_transforms: dict[str, TransformStamped] = {}
         self._static_users: dict[str, int] = {}
 
+    @property
+    def listened(self) -> bool:
+        """Whether anybody subscribes to /tf (publishing to nobody is skipped)."""
+        return self._tf.get_subscription_count() > 0
+
     def send(self, transforms: Iterable[TransformStamped]) -> None:
-        """Publish changing transforms on /tf."""
+        """Publish changing transforms on /tf (nothing while nobody listens)."""
+        if not self.listened:
+            return
         message = TFMessage(transforms=list(transforms))
         if message.transforms:
             self._tf.publish(message)

@@ -17,6 +17,11 @@ def time_msg(time_ns: int) -> Time:
     return Time(sec=sec, nanosec=nanosec)
 
 
+def set_stamp(header, time_ns: int) -> None:
+    """Write ``time_ns`` into a std_msgs/Header's stamp in place (no message allocated)."""
+    header.stamp.sec, header.stamp.nanosec = divmod(time_ns, NANOSECONDS_PER_SECOND)
+
+
 def pose2d_from_msg(msg: Pose2DMsg) -> Pose2D:
     """A core pose from geometry_msgs/Pose2D."""
     return Pose2D(float(msg.x), float(msg.y), float(msg.theta))

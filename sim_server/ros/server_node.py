@@ -109,6 +109,8 @@ class SimServerNode(Node):
 
     # ------------------------------------------------------------------ per-step work
     def _publish_clock(self, timekeeper: TimeKeeper) -> None:
+        if not self._clock_publisher.get_subscription_count():
+            return  # nobody follows sim time yet: a subscriber gets the next step's
         stamp = self._clock_msg.clock
         stamp.sec, stamp.nanosec = divmod(timekeeper.time_ns, NANOSECONDS_PER_SECOND)
         self._clock_publisher.publish(self._clock_msg)
@@ -132,7 +134,7 @@ class SimServerNode(Node):
         self.world_control.statistics.record(duration)
 
     def _after_reset(self) -> None:
-        self._publish_clock(self.world.time)
+        self._publish_clock(self.world.time)  # tell sim-time followers that time went back to 0
         self.pacer.restart()
 
     @property
