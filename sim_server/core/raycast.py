@@ -29,6 +29,9 @@ NO_TAG = -1
 #: Grid cells (m) are chosen so that a cell holds a few segments, within these bounds.
 MIN_CELL_SIZE = 0.25
 MAX_CELL_SIZE = 8.0
+#: A cell's side is this times the side of the square each segment would have to itself (measured
+#: best on the office map: 1.5 to 2).
+CELL_SCALE = 2.0
 #: Box2D polygons have at most 8 vertices.
 MAX_VERTICES = 8
 #: Hits closer together than this (m) count as one: the tags of both are merged.
@@ -287,7 +290,9 @@ class StaticScene:
             low = np.zeros(2)
             high = np.ones(2)
         extent = np.maximum(high - low, 1e-6)
-        cell = float(np.clip(2.0 * math.sqrt(extent[0] * extent[1] / max(count, 1)), MIN_CELL_SIZE, MAX_CELL_SIZE))
+        cell = float(
+            np.clip(CELL_SCALE * math.sqrt(extent[0] * extent[1] / max(count, 1)), MIN_CELL_SIZE, MAX_CELL_SIZE)
+        )
         self.cell = cell
         self.x0 = float(low[0]) - cell
         self.y0 = float(low[1]) - cell
