@@ -26,12 +26,10 @@ demo: setup
 run: setup
 	$(IN_ENV) python -m sim_server --ros-args -p world_path:=$(WORLD)
 
+# `make bench` is the quick mode (a few minutes); `make bench FULL=1` runs every scenario
+# three times (medians) and scales to 1,000 robots.
 bench: setup
-	@if [[ -d bench ]]; then \
-		$(IN_ENV) python -m bench; \
-	else \
-		echo "bench: no bench/ directory yet, nothing to run"; \
-	fi
+	$(IN_ENV) python -m bench $(if $(FULL),--repeats 3,--quick)
 
 clean:
 	rm -rf build install log

@@ -15,6 +15,11 @@ Scenarios:
   between the two over every beam.
 * ``levels``: the level-streaming scenes of :mod:`bench.level_scenarios` (100 levels holding
   10,000 models, a 1 km map in tiles), each streamed and loaded whole, beside a small world.
+* ``scale``: :mod:`bench.fleet_scenarios`: a 100-robot warehouse fleet, a 1,000-robot swarm,
+  the cost per robot from 1 to 1,000 robots, and the start-up of a 4000 x 4000 map.
+
+``--quick`` (what ``make bench`` runs) does one run of each with shorter windows and scales to
+100 robots; without it every scenario runs ``--repeats`` times and the scaling goes to 1,000.
 
 Figures go to a table and to ``bench/results/<timestamp>.json``. Reference figures (Flatland C++
 on this machine kind, from the issue tracker) are printed beside ours as ratios.
@@ -201,7 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="sim_server benchmarks")
     parser.add_argument("--repeats", type=int, default=3, help="runs per scenario (medians are reported)")
     parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds per run")
+    parser.add_argument("--quick", action="store_true", help="one short run of each scenario (a few minutes)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.repeats, args.seconds = 1, 3.0
 
     step_scenarios: dict[str, Callable[[], dict[str, float]]] = {
         "benchmark_world": lambda: bench_node(BENCHMARK_WORLD, args.seconds, LISTENED),
@@ -216,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
 
     level_runs = [level_scenarios.run() for _ in range(args.repeats)]
     levels = {name: median_of([run[name] for run in level_runs]) for name in level_runs[0]}
+    from bench import fleet_scenarios
+
+    scale = fleet_scenarios.run(args.seconds, args.quick)
     medians = {name: median_of(results) for name, results in runs.items()}
     laser = median_of(laser_runs)
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -241,6 +252,15 @@ def main(argv: list[str] | None = None) -> int:
         streamed = next(m for n, m in levels.items() if n.startswith(what) and "streamed" in n)
         whole = next(m for n, m in levels.items() if n.startswith(what) and "streamed" not in n)
         print(f"{what}: streamed runs {whole['ms_per_step'] / streamed['ms_per_step']:.1f}x faster than loaded whole")
+    print("\nscale")
+    for name, m in scale.items():
+        if name == "scaling":
+            per_robot = ", ".join(f"{count}: {v['us_per_robot_step']:.1f}" for count, v in m.items())
+            print(f"  cost per robot and step (us), in-process, by robot count: {per_robot}")
+        elif "startup" in name:
+            print(f"  {name}: {m['startup_s']:.2f} s, peak {m['peak_rss_mib']:.0f} MiB, {m['edges']:.0f} edges")
+        else:
+            print(f"  {name}: {m['rtf']:.2f}x real time, {m['ms_per_step']:.2f} ms/step, start-up {m['startup_s']:.1f} s")
     print(f"peak RSS {peak_rss_mib:.0f} MiB; medians of {args.repeats} runs of {args.seconds:g} s.")
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -257,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
                 "runs": runs,
                 "laser_runs": laser_runs,
                 "levels": levels,
+                "scale": scale,
                 "level_runs": level_runs,
                 "reference_rtf": REFERENCE_RTF,
                 "peak_rss_mib": peak_rss_mib,

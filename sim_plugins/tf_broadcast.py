@@ -57,6 +57,7 @@ class TfBroadcaster:
         self._static = node.create_publisher(TFMessage, "/tf_static", TF_STATIC_QOS)
         self._static_transforms: dict[str, TransformStamped] = {}
         self._static_users: dict[str, int] = {}
+        self._flush_timer = None
 
     @property
     def listened(self) -> bool:
@@ -76,7 +77,20 @@ class TfBroadcaster:
         for item in transforms:
             self._static_transforms[item.child_frame_id] = item
             self._static_users[item.child_frame_id] = self._static_users.get(item.child_frame_id, 0) + 1
-        self._static.publish(TFMessage(transforms=list(self._static_transforms.values())))
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        """Latch the static transforms once, at the next spin, however many changed before it
+        (a world of a thousand lasers would otherwise publish a thousand growing lists)."""
+        if self._flush_timer is None:
+            self._flush_timer = self._node.create_timer(0.0, self._flush)
+
+    def _flush(self) -> None:
+        if self._flush_timer is not None:
+            self._node.destroy_timer(self._flush_timer)
+            self._flush_timer = None
+        if self._node.context.ok():
+            self._static.publish(TFMessage(transforms=list(self._static_transforms.values())))
 
     def remove_static(self, child_frames: Iterable[str]) -> None:
         """Forget static transforms (their model left) and re-latch the rest.
@@ -93,7 +107,7 @@ class TfBroadcaster:
             self._static_users.pop(child, None)
             changed |= self._static_transforms.pop(child, None) is not None
         if changed and self._node.context.ok():  # nothing to tell once ROS is shut down
-            self._static.publish(TFMessage(transforms=list(self._static_transforms.values())))
+            self._schedule_flush()
 
 
 _BROADCASTERS: "weakref.WeakKeyDictionary[Node, TfBroadcaster]" = weakref.WeakKeyDictionary()

@@ -6,6 +6,11 @@ serves pending ROS callbacks (services, subscriptions) until the tick's wall-clo
 At ``update_rate`` 0 it steps as fast as it can and serves callbacks every
 :data:`FAST_MODE_SERVICE_PERIOD` seconds. While paused, sim time and /clock stop, services
 still answer and world plugins' phase hooks run with a step size of 0.
+
+Serving callbacks costs rclpy time in proportion to the number of subscriptions and services
+(a world of hundreds of robots has hundreds of cmd_vel subscriptions). The loop measures that
+cost and serves at most as often as keeps it under :data:`MAX_SERVICE_SHARE` of the wall time;
+between services a paced loop sleeps until its deadline.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from sim_server.ros.world_control import STATS_PUB_PERIOD, WorldControl
 STATS_LOG_PERIOD = 5.0
 #: Wall seconds between callback servicing when running as fast as possible (update_rate 0).
 FAST_MODE_SERVICE_PERIOD = 0.005
+#: Largest share of wall time spent polling rclpy for callbacks (outside of paused ticks).
+MAX_SERVICE_SHARE = 0.1
 #: Wall seconds the loop waits for callbacks per tick while paused.
 PAUSED_TICK = 0.02
 #: Most callbacks served in one go, so a flood of requests cannot stall the simulation.
@@ -82,6 +89,8 @@ class SimServerNode(Node):
         self.pacer = Pacer(self.params.update_rate)
         self.step_stats = StepStatistics()
         self.real_time_factor = 0.0
+        #: Measured wall seconds of one poll of rclpy for callbacks (moving average).
+        self._poll_cost = 0.0
         self._window_wall = time.monotonic()
         self._window_sim_ns = 0
 
@@ -181,11 +190,14 @@ class SimServerNode(Node):
                     next_stats_message = now + STATS_PUB_PERIOD
                 if self.paused:
                     self._serve_until(executor, now + PAUSED_TICK)
-                elif self.pacer.paced:
-                    self._serve_until(executor, self.pacer.next_deadline())
                 elif now >= next_service:
-                    self._serve_until(executor, now)
-                    next_service = now + FAST_MODE_SERVICE_PERIOD
+                    deadline = self.pacer.next_deadline() if self.pacer.paced else now
+                    self._serve_until(executor, deadline)
+                    next_service = now + max(FAST_MODE_SERVICE_PERIOD, self._poll_cost / MAX_SERVICE_SHARE)
+                elif self.pacer.paced:
+                    pause = self.pacer.next_deadline() - time.monotonic()
+                    if pause > 0.0:
+                        time.sleep(pause)
         except (ExternalShutdownException, ShutdownException):
             pass
         finally:
@@ -194,14 +206,27 @@ class SimServerNode(Node):
                 executor.shutdown(timeout_sec=0)
 
     def _serve_until(self, executor: Executor, deadline: float) -> None:
-        """Run ready callbacks, waiting for more until ``deadline`` (monotonic seconds)."""
+        """Run ready callbacks, waiting for more until ``deadline`` (monotonic seconds).
+
+        The first poll does not wait; its duration updates the measured cost of polling.
+        """
         served_late = 0
+        first = True
         while True:
             remaining = deadline - time.monotonic()
+            started = time.perf_counter()
             try:
-                handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=max(remaining, 0.0))
+                handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0 if first else max(remaining, 0.0))
             except TimeoutException:
+                handler = None
+            if first:
+                self._poll_cost = 0.8 * self._poll_cost + 0.2 * (time.perf_counter() - started)
+            if handler is None:
+                if first and remaining > 0.0:
+                    first = False
+                    continue  # nothing ready yet: wait for the rest of the tick
                 return
+            first = False
             handler()
             exception = handler.exception()
             if exception is not None:
