@@ -39,6 +39,7 @@ from typing import Callable
 
 import numpy as np
 
+from bench.node_runner import run_node
 from sim_server.core import World
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -82,54 +83,8 @@ LISTENED = ("/clock", "rosgraph_msgs/msg/Clock", "/scan", "sensor_msgs/msg/Laser
 
 
 def bench_node(world_path: Path, seconds: float, listened: tuple[str, ...] = ()) -> dict[str, float]:
-    """Run the ROS node at update_rate 0 for ``seconds`` of wall time; a listener process
-    subscribes to ``listened`` (topic, type, topic, type, ...) first."""
-    import signal
-    import subprocess
-    import sys
-
-    import rclpy
-    from rclpy.context import Context
-    from rclpy.parameter import Parameter
-
-    from sim_server.ros.server_node import SimServerNode
-
-    listener = subprocess.Popen([sys.executable, "-m", "bench.listener", *listened]) if listened else None
-    context = Context()
-    rclpy.init(context=context)
-    try:
-        started = time.perf_counter()
-        node = SimServerNode(
-            context=context,
-            parameter_overrides=[
-                Parameter("world_path", value=str(world_path)),
-                Parameter("update_rate", value=0.0),
-                Parameter("step_size", value=STEP_SIZE),
-            ],
-        )
-        startup = time.perf_counter() - started
-        if listened:
-            topics = set(listened[0::2])
-            wait_until = time.monotonic() + 30.0
-            node.run(stop=lambda: time.monotonic() > wait_until or all(
-                node.count_subscribers(topic) > 0 for topic in topics))
-        node.world.step(10)
-        first = node.world.time.iterations
-        started = time.perf_counter()
-        deadline = time.monotonic() + seconds
-        node.run(stop=lambda: time.monotonic() > deadline)
-        elapsed = time.perf_counter() - started
-        steps = node.world.time.iterations - first
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown(context=context)
-        if listener is not None:
-            listener.send_signal(signal.SIGINT)  # rclpy's own handler shuts it down cleanly
-            try:
-                listener.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                listener.kill()
-    return _rates(steps, elapsed, startup)
+    """The ROS node at update_rate 0 for ``seconds`` of wall time (listeners on ``listened``)."""
+    return run_node(world_path, seconds, STEP_SIZE, listened)
 
 
 def bench_laser(seconds: float) -> dict[str, float]:

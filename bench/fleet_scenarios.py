@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from bench.node_runner import run_node
 from sim_server.core import World
 
 FLEET_ROBOT = """
@@ -114,46 +115,6 @@ def _command_all(world: World, linear: float, angular: float) -> None:
         world.plugins.find(model, "drive").command.angular = angular
 
 
-def run_node(world_path: Path, step_size: float, seconds: float, linear: float) -> dict[str, float]:
-    """The ROS node at update_rate 0: real-time factor with every scan published."""
-    import rclpy
-    from rclpy.context import Context
-    from rclpy.parameter import Parameter
-
-    from sim_server.ros.server_node import SimServerNode
-
-    context = Context()
-    rclpy.init(context=context)
-    try:
-        started = time.perf_counter()
-        node = SimServerNode(
-            context=context,
-            parameter_overrides=[
-                Parameter("world_path", value=str(world_path)),
-                Parameter("update_rate", value=0.0),
-                Parameter("step_size", value=step_size),
-                Parameter("show_viz", value=False),
-            ],
-        )
-        startup = time.perf_counter() - started
-        _command_all(node.world, linear, 0.05)
-        first, started = node.world.time.iterations, time.perf_counter()
-        deadline = time.monotonic() + seconds
-        node.run(stop=lambda: time.monotonic() > deadline)
-        elapsed = time.perf_counter() - started
-        steps = node.world.time.iterations - first
-        robots = len(node.world.models)
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown(context=context)
-    return {
-        "rtf": steps * step_size / elapsed,
-        "ms_per_step": 1e3 * elapsed / steps,
-        "robots": robots,
-        "startup_s": startup,
-    }
-
-
 def run_scaling(folder: Path, counts: list[int], steps: int) -> dict[str, dict[str, float]]:
     """In-process cost per robot, swarm robots at physics 50 Hz."""
     result = {}
@@ -171,6 +132,7 @@ def run_scaling(folder: Path, counts: list[int], steps: int) -> dict[str, dict[s
 
 STARTUP_PROBE = """
 import json, resource, sys, time
+from bench.node_runner import run_node
 from sim_server.core import World
 from sim_server.core.laser_scanner import scene_of
 started = time.perf_counter()
@@ -198,10 +160,10 @@ def run(seconds: float, quick: bool) -> dict[str, dict]:
         results: dict[str, dict] = {
             "startup 4000x4000 map": run_startup(folder),
             "fleet: 100 robots, 720-beam 30 m lasers at 10 Hz, physics 100 Hz": run_node(
-                fleet_world(folder), 0.01, seconds, 0.8
+                fleet_world(folder), seconds, 0.01, prepare=lambda world: _command_all(world, 0.8, 0.05)
             ),
             "swarm: 1000 robots, 32-beam 3 m sensors at 10 Hz, physics 50 Hz": run_node(
-                swarm_world(folder, 1000), 0.02, seconds, 0.3
+                swarm_world(folder, 1000), seconds, 0.02, prepare=lambda world: _command_all(world, 0.3, 0.05)
             ),
         }
         counts = [1, 10, 100] if quick else [1, 10, 100, 1000]
