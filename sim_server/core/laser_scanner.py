@@ -125,8 +125,9 @@ class _Culled:
 class ScanScene:
     """What lasers see in a world, kept up to date as models come and go (a WorldListener).
 
-    Models whose bodies are all static are transformed once and cached; the others are gathered
-    once per step however many lasers scan. Each scan keeps only the shapes within its range.
+    Models whose bodies are all static are transformed once and indexed in the grid with the
+    walls; the others are gathered once per step however many lasers scan, and each scan keeps
+    only those within its range.
 
     Args:
         world: the world to sense.
@@ -135,7 +136,7 @@ class ScanScene:
     def __init__(self, world: "World") -> None:
         self._world = world
         self._static: StaticScene | None = None
-        self._static_version = -1
+        self._static_version: tuple[int, int] | None = None
         self._models: dict[int, _ModelShapes] = {}
         self._movers: dict[int, _ModelShapes] = {}
         self._fixed: _Culled | None = None
@@ -169,7 +170,8 @@ class ScanScene:
     @property
     def static(self) -> StaticScene:
         """The layers' wall segments in world coordinates (tags are their collision bits)."""
-        version = self._world.static_geometry_version
+        fixed = self._fixed_part()
+        version = (self._world.static_geometry_version, id(fixed))
         if self._static is None or self._static_version != version:
             segments, bits = [], []
             for layer in self._world.layers:
@@ -187,7 +189,7 @@ class ScanScene:
                 bits.append(np.full(len(edges), layer.category_bits, dtype=np.int64))
             all_segments = np.vstack(segments) if segments else np.zeros((0, 4))
             all_bits = np.concatenate(bits) if bits else np.zeros(0, dtype=np.int64)
-            self._static = StaticScene(all_segments, all_bits, all_bits)
+            self._static = StaticScene(all_segments, all_bits, all_bits, fixed.shapes)
             self._static_version = version
         return self._static
 
@@ -202,12 +204,14 @@ class ScanScene:
         return shapes
 
     def moving(self, iteration: int) -> MovingShapes:
-        """Every model's non-sensor footprints in world coordinates at step ``iteration``."""
-        return _concatenate([self._fixed_part().shapes, self._moving_part(iteration).shapes])
+        """The moving models' non-sensor footprints in world coordinates at step ``iteration``
+        (static models' are part of :attr:`static`)."""
+        return self._moving_part(iteration).shapes
 
     def near(self, x: float, y: float, reach: float, iteration: int) -> MovingShapes:
-        """The models' footprints that may lie within ``reach`` (m) of (x, y) at step ``iteration``."""
-        return _concatenate([self._fixed_part().near(x, y, reach), self._moving_part(iteration).near(x, y, reach)])
+        """The moving models' footprints that may lie within ``reach`` (m) of (x, y) at step
+        ``iteration``."""
+        return self._moving_part(iteration).near(x, y, reach)
 
     def _fixed_part(self) -> _Culled:
         if self._fixed is None:

@@ -1,9 +1,10 @@
 """Batch ray casting, compiled with numba: all beams of a scan in one call, exact against Box2D.
 
-The static scene (wall segments of the layers) is indexed in a uniform grid; a ray walks the
-grid cell by cell (Amanatides-Woo) and stops as soon as its closest hit lies within the cells
-walked. Moving shapes (model footprints: convex polygons and circles) are few and tested
-directly. Hit rules follow Box2D's ray casts, so ranges agree with ``b2World.RayCast``:
+The static scene (wall segments of the layers, and the footprints of models that never move) is
+indexed in a uniform grid; a ray walks the grid cell by cell (Amanatides-Woo) and stops as soon
+as its closest hit lies within the cells walked. Moving shapes (footprints of the other models:
+convex polygons and circles) are few and tested directly. Hit rules follow Box2D's ray casts,
+so ranges agree with ``b2World.RayCast``:
 
 * segments are two-sided; a ray parallel to a segment does not hit it;
 * a polygon or circle is hit only when the ray enters it from outside (a sensor inside a
@@ -109,6 +110,35 @@ def _build_grid(segments, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _build_box_grid(boxes, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
+    """CSR grid index of boxes (K, 4: x_min, y_min, x_max, y_max): each in every cell it overlaps."""
+    n = boxes.shape[0]
+    counts = np.zeros(nx * ny + 1, dtype=np.int64)
+    for i in range(n):
+        cx0 = min(max(int(math.floor((boxes[i, 0] - x0) / cell)), 0), nx - 1)
+        cy0 = min(max(int(math.floor((boxes[i, 1] - y0) / cell)), 0), ny - 1)
+        cx1 = min(max(int(math.floor((boxes[i, 2] - x0) / cell)), 0), nx - 1)
+        cy1 = min(max(int(math.floor((boxes[i, 3] - y0) / cell)), 0), ny - 1)
+        for cy in range(cy0, cy1 + 1):
+            for cx in range(cx0, cx1 + 1):
+                counts[cy * nx + cx + 1] += 1
+    starts = np.cumsum(counts)
+    fill = starts[:-1].copy()
+    items = np.empty(starts[-1], dtype=np.int32)
+    for i in range(n):
+        cx0 = min(max(int(math.floor((boxes[i, 0] - x0) / cell)), 0), nx - 1)
+        cy0 = min(max(int(math.floor((boxes[i, 1] - y0) / cell)), 0), ny - 1)
+        cx1 = min(max(int(math.floor((boxes[i, 2] - x0) / cell)), 0), nx - 1)
+        cy1 = min(max(int(math.floor((boxes[i, 3] - y0) / cell)), 0), ny - 1)
+        for cy in range(cy0, cy1 + 1):
+            for cx in range(cx0, cx1 + 1):
+                c = cy * nx + cx
+                items[fill[c]] = i
+                fill[c] += 1
+    return starts, items
+
+
+@njit(cache=True)
 def _ray_segment(px, py, dx, dy, x1, y1, x2, y2):  # pragma: no cover - compiled
     """Distance along the unit ray to a two-sided segment, or inf (Box2D edge semantics)."""
     ex = x2 - x1
@@ -175,7 +205,9 @@ def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
 @njit(cache=True)
 def _cast(
     ox, oy, angles, max_range, mask,
-    segments, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items,
+    segments, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
+    fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
+    fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
     polygons, polygon_counts, polygon_bits, polygon_tags,
     circles, circle_bits, circle_tags,
     out_ranges, out_tags,
@@ -201,7 +233,7 @@ def _cast(
                 if t <= best:
                     best = t
                     best_tag = circle_tags[c]
-        if segments.shape[0] > 0:
+        if walk_grid:
             # Clip the ray to the grid's box (slab method).
             t_enter = 0.0
             t_leave = best
@@ -244,6 +276,20 @@ def _cast(
                                 if t < best:
                                     best = t
                                 best_tag = segment_tags[s] if best_tag < 0 else best_tag | segment_tags[s]
+                    for k in range(polygon_starts[c], polygon_starts[c + 1]):
+                        p = polygon_items[k]
+                        if fixed_polygon_bits[p] & mask:
+                            t = _ray_polygon(ox, oy, dx, dy, fixed_polygons[p], fixed_counts[p], best)
+                            if t < best:
+                                best = t
+                                best_tag = fixed_polygon_tags[p]
+                    for k in range(circle_starts[c], circle_starts[c + 1]):
+                        q = circle_items[k]
+                        if fixed_circle_bits[q] & mask:
+                            t = _ray_circle(ox, oy, dx, dy, fixed_circles[q, 0], fixed_circles[q, 1], fixed_circles[q, 2])
+                            if t <= best:
+                                best = t
+                                best_tag = fixed_circle_tags[q]
                     t_exit = min(t_max_x, t_max_y)
                     if best <= t_exit or t_exit > t_leave:
                         break
@@ -266,26 +312,41 @@ def _cast(
 
 @dataclass
 class StaticScene:
-    """Wall segments (world frame) with their collision bits and tags, indexed in a grid.
+    """Wall segments and fixed shapes (world frame) with their collision bits and tags, in a grid.
 
     Args:
         segments: (N, 4) ``x1, y1, x2, y2`` in metres.
         bits: (N,) collision category bits of each segment.
         tags: (N,) a number reported for beams that hit the segment (e.g. its layer index).
+        fixed: footprints that never move (static models), indexed with the segments.
     """
 
     segments: np.ndarray
     bits: np.ndarray
     tags: np.ndarray
+    fixed: "MovingShapes | None" = None
 
     def __post_init__(self) -> None:
         self.segments = np.ascontiguousarray(self.segments, dtype=np.float64).reshape(-1, 4)
         self.bits = np.ascontiguousarray(self.bits, dtype=np.int64)
         self.tags = np.ascontiguousarray(self.tags, dtype=np.int64)
-        count = len(self.segments)
+        fixed = self.fixed if self.fixed is not None else MovingShapes.empty()
+        self.fixed = fixed
+        polygon_boxes = np.column_stack(
+            [fixed.polygons[:, :, 0].min(axis=1), fixed.polygons[:, :, 1].min(axis=1),
+             fixed.polygons[:, :, 0].max(axis=1), fixed.polygons[:, :, 1].max(axis=1)]
+        ).reshape(-1, 4)
+        circles = fixed.circles
+        circle_boxes = np.column_stack(
+            [circles[:, 0] - circles[:, 2], circles[:, 1] - circles[:, 2], circles[:, 0] + circles[:, 2], circles[:, 1] + circles[:, 2]]
+        ).reshape(-1, 4)
+        corners = [self.segments[:, :2], self.segments[:, 2:], polygon_boxes[:, :2], polygon_boxes[:, 2:],
+                   circle_boxes[:, :2], circle_boxes[:, 2:]]
+        points = np.vstack(corners)
+        count = len(self.segments) + len(polygon_boxes) + len(circle_boxes)
         if count:
-            low = np.minimum(self.segments[:, :2], self.segments[:, 2:]).min(axis=0)
-            high = np.maximum(self.segments[:, :2], self.segments[:, 2:]).max(axis=0)
+            low = points.min(axis=0)
+            high = points.max(axis=0)
         else:
             low = np.zeros(2)
             high = np.ones(2)
@@ -299,6 +360,13 @@ class StaticScene:
         self.nx = int(math.ceil(extent[0] / cell)) + 2
         self.ny = int(math.ceil(extent[1] / cell)) + 2
         self.starts, self.items = _build_grid(self.segments, self.x0, self.y0, self.cell, self.nx, self.ny)
+        self.polygon_starts, self.polygon_items = _build_box_grid(
+            np.ascontiguousarray(polygon_boxes), self.x0, self.y0, self.cell, self.nx, self.ny
+        )
+        self.circle_starts, self.circle_items = _build_box_grid(
+            np.ascontiguousarray(circle_boxes), self.x0, self.y0, self.cell, self.nx, self.ny
+        )
+        self.walk_grid = count > 0
 
 
 @dataclass
@@ -359,7 +427,10 @@ def cast_rays(
     _cast(
         float(origin_x), float(origin_y), np.ascontiguousarray(angles, dtype=np.float64), float(max_range), int(mask),
         scene.segments, scene.bits, scene.tags, scene.x0, scene.y0, scene.cell, scene.nx, scene.ny,
-        scene.starts, scene.items,
+        scene.starts, scene.items, scene.walk_grid,
+        scene.fixed.polygons, scene.fixed.polygon_counts, scene.fixed.polygon_bits, scene.fixed.polygon_tags,
+        scene.polygon_starts, scene.polygon_items,
+        scene.fixed.circles, scene.fixed.circle_bits, scene.fixed.circle_tags, scene.circle_starts, scene.circle_items,
         shapes.polygons, shapes.polygon_counts, shapes.polygon_bits, shapes.polygon_tags,
         shapes.circles, shapes.circle_bits, shapes.circle_tags,
         out_ranges, out_tags,

@@ -82,18 +82,13 @@ def test_invalid_configs(case: str, facts: list[str]) -> None:
         assert fact in str(info.value)
 
 
-def test_matches_box2d_ray_casts_on_every_beam() -> None:
-    """The batch caster agrees with Box2D's own ray cast on a 1081-beam office scan."""
+def assert_matches_box2d(world: World, scanner, scene) -> np.ndarray:
+    """Every beam of ``scanner`` agrees with Box2D's own closest-hit ray cast (1e-4 m)."""
     from Box2D import b2
 
-    from test.conftest import DEMO_WORLD
-
-    world = World.from_file(DEMO_WORLD)
-    world.step(3)
-    laser = plugin(world, "cleaner1", "laser_front")
-    laser.scanner.noise_std_dev = 0.0
-    ranges, _ = laser.scanner.scan(laser.scene, world.time.iterations)
-    pose = laser.scanner.pose()
+    scanner.noise_std_dev = 0.0
+    ranges, _ = scanner.scan(scene, world.time.iterations)
+    pose = scanner.pose()
 
     class Closest(b2.rayCastCallback):
         def __init__(self) -> None:
@@ -101,18 +96,49 @@ def test_matches_box2d_ray_casts_on_every_beam() -> None:
             self.fraction = None
 
         def ReportFixture(self, fixture, point, normal, fraction):  # noqa: N802
-            if fixture.sensor or not fixture.filterData.categoryBits & laser.scanner.layer_bits:
+            if fixture.sensor or not fixture.filterData.categoryBits & scanner.layer_bits:
                 return -1.0
             self.fraction = fraction
             return fraction
 
-    for angle, measured in zip(laser.scanner.local_angles + pose.theta, ranges):
+    for angle, measured in zip(scanner.local_angles + pose.theta, ranges):
         callback = Closest()
-        end = (pose.x + laser.range * math.cos(angle), pose.y + laser.range * math.sin(angle))
+        end = (pose.x + scanner.max_range * math.cos(angle), pose.y + scanner.max_range * math.sin(angle))
         world.physics.RayCast(callback, (pose.x, pose.y), end)
         if callback.fraction is None:
             assert math.isnan(measured)
         else:
-            assert measured == pytest.approx(callback.fraction * laser.range, abs=1e-4)
+            assert measured == pytest.approx(callback.fraction * scanner.max_range, abs=1e-4)
+    return ranges
+
+
+def test_matches_box2d_ray_casts_on_every_beam() -> None:
+    """The batch caster agrees with Box2D's own ray cast on a 1081-beam office scan."""
+    from test.conftest import DEMO_WORLD
+
+    world = World.from_file(DEMO_WORLD)
+    world.step(3)
+    laser = plugin(world, "cleaner1", "laser_front")
+    ranges = assert_matches_box2d(world, laser.scanner, laser.scene)
     assert np.isfinite(ranges).sum() > 500
+    world.close()
+
+
+def test_static_models_are_seen_exactly() -> None:
+    """Static models are indexed with the walls; moving ones are tested directly: both exact."""
+    from sim_server.core.geometry import Pose2D
+    from sim_server.core.laser_scanner import LaserScanner, scene_of
+    from test.conftest import DATA_DIR
+
+    world = World.from_file(DATA_DIR / "levels" / "world.yaml")
+    world.move_model("R2", Pose2D(-1.0, 2.0, 0.0))  # a moving model in view
+    world.step(2)
+    scene = scene_of(world)
+    assert len(scene.static.fixed.polygons) == 3 and len(scene.moving(world.time.iterations).circles) >= 1
+    for x, y in ((-1.0, 5.5), (9.0, 6.0), (18.0, 1.0)):
+        world.move_model("R1", Pose2D(x, y, 0.3))
+        world.step()
+        scanner = LaserScanner(world.models["R1"].first_body.physics_body, Pose2D(), -math.pi, math.pi, 0.01, 15.0, 0xFFFF)
+        ranges = assert_matches_box2d(world, scanner, scene)
+        assert np.isfinite(ranges).sum() > 100
     world.close()
