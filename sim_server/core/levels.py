@@ -90,6 +90,8 @@ class LevelManager:
                     zone = (x_min - buffer, y_min - buffer, x_max + buffer, y_max + buffer)
                     self.levels.append(Level(piece.name, zone, (), ((layer, piece),)))
         self._zones = np.array([level.zone for level in self.levels], dtype=np.float64).reshape(-1, 4)
+        self._level_models = {name for level in self.levels for name in level.models}
+        self._level_pieces = {id(piece) for level in self.levels for _, piece in level.pieces}
         self._active = np.zeros(len(self.levels), dtype=bool)
         # Performers' positions at the last full check and how far each may move before the
         # next one is needed (m, along x or y).
@@ -104,11 +106,11 @@ class LevelManager:
     # ------------------------------------------------------------------ ownership
     def owns_model(self, name: str) -> bool:
         """Whether the file's model ``name`` exists only while one of its levels is loaded."""
-        return self.enabled and name not in self.performers and any(name in level.models for level in self.levels)
+        return self.enabled and name not in self.performers and name in self._level_models
 
     def owns_piece(self, piece: LayerPiece) -> bool:
         """Whether a layer piece exists only while one of its levels is loaded."""
-        return self.enabled and any(piece is p for level in self.levels for _, p in level.pieces)
+        return self.enabled and id(piece) in self._level_pieces
 
     @property
     def loaded_levels(self) -> list[str]:

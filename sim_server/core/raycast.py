@@ -110,15 +110,22 @@ def _build_grid(segments, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _box_cells(box, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
+    """The range of grid cells (first column, first row, last column, last row) a box overlaps."""
+    cx0 = min(max(int(math.floor((box[0] - x0) / cell)), 0), nx - 1)
+    cy0 = min(max(int(math.floor((box[1] - y0) / cell)), 0), ny - 1)
+    cx1 = min(max(int(math.floor((box[2] - x0) / cell)), 0), nx - 1)
+    cy1 = min(max(int(math.floor((box[3] - y0) / cell)), 0), ny - 1)
+    return cx0, cy0, cx1, cy1
+
+
+@njit(cache=True)
 def _build_box_grid(boxes, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """CSR grid index of boxes (K, 4: x_min, y_min, x_max, y_max): each in every cell it overlaps."""
     n = boxes.shape[0]
     counts = np.zeros(nx * ny + 1, dtype=np.int64)
     for i in range(n):
-        cx0 = min(max(int(math.floor((boxes[i, 0] - x0) / cell)), 0), nx - 1)
-        cy0 = min(max(int(math.floor((boxes[i, 1] - y0) / cell)), 0), ny - 1)
-        cx1 = min(max(int(math.floor((boxes[i, 2] - x0) / cell)), 0), nx - 1)
-        cy1 = min(max(int(math.floor((boxes[i, 3] - y0) / cell)), 0), ny - 1)
+        cx0, cy0, cx1, cy1 = _box_cells(boxes[i], x0, y0, cell, nx, ny)
         for cy in range(cy0, cy1 + 1):
             for cx in range(cx0, cx1 + 1):
                 counts[cy * nx + cx + 1] += 1
@@ -126,10 +133,7 @@ def _build_box_grid(boxes, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     fill = starts[:-1].copy()
     items = np.empty(starts[-1], dtype=np.int32)
     for i in range(n):
-        cx0 = min(max(int(math.floor((boxes[i, 0] - x0) / cell)), 0), nx - 1)
-        cy0 = min(max(int(math.floor((boxes[i, 1] - y0) / cell)), 0), ny - 1)
-        cx1 = min(max(int(math.floor((boxes[i, 2] - x0) / cell)), 0), nx - 1)
-        cy1 = min(max(int(math.floor((boxes[i, 3] - y0) / cell)), 0), ny - 1)
+        cx0, cy0, cx1, cy1 = _box_cells(boxes[i], x0, y0, cell, nx, ny)
         for cy in range(cy0, cy1 + 1):
             for cx in range(cx0, cx1 + 1):
                 c = cy * nx + cx
