@@ -20,7 +20,11 @@ _YAML12_FLOAT = re.compile(
 )
 
 
-class _StrictLoader(yaml.SafeLoader):
+#: libyaml's parser when PyYAML was built with it (about ten times faster), else the pure-Python one.
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
     """SafeLoader with YAML 1.2 floats that rejects duplicate keys in a mapping."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:

@@ -224,10 +224,9 @@ class YamlReader:
         return f"{self.location}.{child}" if self.location else child
 
     def _to_float(self, value: Any, key: str, whole: Sequence[Any] | None = None) -> float:
-        shown = _describe(whole if whole is not None else value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(f"must be a number, got {shown}", key)
+            raise self.error(f"must be a number, got {_describe(whole if whole is not None else value)}", key)
         number = float(value)
         if not math.isfinite(number):
-            raise self.error(f"must be a finite number, got {shown}", key)
+            raise self.error(f"must be a finite number, got {_describe(whole if whole is not None else value)}", key)
         return number
