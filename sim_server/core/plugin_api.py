@@ -14,6 +14,14 @@ it does not read are errors), then every step :meth:`before_physics_step` and
 of the plugin's own model. :meth:`on_shutdown` releases whatever the plugin created (publishers,
 subscriptions, timers) when its model leaves the world.
 
+Batches: a class may also override :meth:`Plugin.before_physics_step_batch` (or
+:meth:`Plugin.after_physics_step_batch`), a class method that does the step's work of all its
+live instances in one call (one compiled ray cast for every laser due, say) instead of one call
+per instance; it must have the same effect as calling the instance hook on each of them, in
+order. A batch that raises is split up: from then on its plugins run one by one, so the one at
+fault is found and disabled while the others go on (in the step it raised, the plugins after
+the faulty one may have missed their turn).
+
 This module imports no ROS: a plugin that publishes gets the ROS node as ``context.ros_node``.
 """
 
@@ -21,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from sim_server.core.timekeeper import TimeKeeper
 
@@ -99,6 +107,23 @@ class Plugin:
 
     def after_physics_step(self, time: TimeKeeper) -> None:
         """Called every step after Box2D stepped and sim time advanced (sense and publish here)."""
+
+    @classmethod
+    def before_physics_step_batch(cls, plugins: "Sequence[Any]", time: TimeKeeper) -> None:
+        """:meth:`before_physics_step` of every live instance of this class at once.
+
+        Override it, together with the instance hook, when one call for all instances is
+        cheaper than one call each; the plugins come in the order they were loaded.
+        """
+        for plugin in plugins:
+            plugin.before_physics_step(time)
+
+    @classmethod
+    def after_physics_step_batch(cls, plugins: "Sequence[Any]", time: TimeKeeper) -> None:
+        """:meth:`after_physics_step` of every live instance of this class at once (see
+        :meth:`before_physics_step_batch`)."""
+        for plugin in plugins:
+            plugin.after_physics_step(time)
 
     def on_shutdown(self) -> None:
         """Release publishers, subscriptions and anything else the plugin created."""

@@ -3,6 +3,11 @@
 At load time a plugin that cannot be found, constructed or initialised fails its model with a
 :class:`ConfigError` naming model, plugin name, type and cause. At run time a plugin that raises
 is disabled (logged once with its traceback) and the simulation goes on.
+
+Step hooks run in load order. The instances of a class that overrides a batch hook
+(:meth:`Plugin.before_physics_step_batch`) share one call, placed where the first of them was
+loaded; a batch that raises is split into per-plugin calls for good, so the faulty plugin is
+disabled on its own.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ if TYPE_CHECKING:
 LOGGER = logging.getLogger("sim_server")
 
 _HOOKS = ("before_physics_step", "after_physics_step", "pre_update", "post_update")
+#: Hooks a plugin class may run for all its instances in one call (``<hook>_batch``).
+_BATCHABLE_HOOKS = ("before_physics_step", "after_physics_step")
 _CONTACT_HOOKS = ("begin_contact", "end_contact", "pre_solve", "post_solve")
 
 
@@ -46,6 +53,11 @@ def available_plugin_types(group: str) -> dict[str, importlib.metadata.EntryPoin
 
 def _overrides(plugin: Plugin, hook: str, base: type) -> bool:
     return getattr(type(plugin), hook, None) is not getattr(base, hook, None)
+
+
+def _overrides_batch(plugin_class: type, hook: str) -> bool:
+    name = f"{hook}_batch"
+    return getattr(plugin_class, name).__func__ is not getattr(Plugin, name).__func__
 
 
 def load_plugin_class(spec: PluginSpec, group: str, base: type[Plugin], describe: str) -> type[Plugin]:
@@ -78,6 +90,25 @@ class _LoadedPlugin:
         self.enabled = True
 
 
+class _Batch:
+    """The live instances of one plugin class whose step hook runs as one class-level call."""
+
+    def __init__(self, plugin_class: type, hook: str) -> None:
+        self.plugin_class = plugin_class
+        self.items: list[_LoadedPlugin] = []
+        self.plugins: list[Plugin] = []
+        self.function: Callable = getattr(plugin_class, f"{hook}_batch")
+
+    def add(self, item: _LoadedPlugin) -> None:
+        self.items.append(item)
+        self.plugins.append(item.plugin)
+
+    def discard(self, gone: set[int]) -> None:
+        """Forget the plugins whose loaded records' ids are in ``gone``."""
+        self.items = [item for item in self.items if id(item) not in gone]
+        self.plugins = [item.plugin for item in self.items]
+
+
 class PluginManager:
     """Owns the plugins of a world: loads them, runs their hooks, tells them of contacts.
 
@@ -89,7 +120,11 @@ class PluginManager:
         self._world = world
         self._by_model: dict[int, list[_LoadedPlugin]] = {}
         self._world_plugins: list[_LoadedPlugin] = []
-        self._hooks: dict[str, list[tuple[_LoadedPlugin, Callable]]] = {hook: [] for hook in _HOOKS}
+        #: Per hook, the calls of a step in order: (loaded plugin, bound hook) or (batch, class hook).
+        self._hooks: dict[str, list[tuple[_LoadedPlugin | _Batch, Callable]]] = {hook: [] for hook in _HOOKS}
+        self._batches: dict[str, dict[type, _Batch]] = {hook: {} for hook in _BATCHABLE_HOOKS}
+        #: Classes whose batch raised: their plugins run one by one from then on.
+        self._unbatched: dict[str, set[type]] = {hook: set() for hook in _BATCHABLE_HOOKS}
         self._contact_plugins: dict[int, list[_LoadedPlugin]] = {}
         self._contact_listener: _ContactDispatcher | None = None
 
@@ -136,8 +171,21 @@ class PluginManager:
 
     def _register(self, item: _LoadedPlugin) -> None:
         base = ModelPlugin if isinstance(item.plugin, ModelPlugin) else WorldPlugin
+        plugin_class = type(item.plugin)
         for hook in _HOOKS:
-            if _overrides(item.plugin, hook, base):
+            if not _overrides(item.plugin, hook, base):
+                continue
+            if (
+                hook in _BATCHABLE_HOOKS
+                and plugin_class not in self._unbatched[hook]
+                and _overrides_batch(plugin_class, hook)
+            ):
+                batch = self._batches[hook].get(plugin_class)
+                if batch is None:
+                    batch = self._batches[hook][plugin_class] = _Batch(plugin_class, hook)
+                    self._hooks[hook].append((batch, batch.function))
+                batch.add(item)
+            else:
                 self._hooks[hook].append((item, getattr(item.plugin, hook)))
         if isinstance(item.plugin, ModelPlugin) and any(_overrides(item.plugin, h, ModelPlugin) for h in _CONTACT_HOOKS):
             model = item.context.model
@@ -149,9 +197,7 @@ class PluginManager:
     def unload_model_plugins(self, model: "Model") -> None:
         """Shut down and forget the plugins of ``model``."""
         items = self._by_model.pop(id(model), [])
-        gone = {id(item) for item in items}
-        for hook in _HOOKS:
-            self._hooks[hook] = [(i, f) for i, f in self._hooks[hook] if id(i) not in gone]
+        self._forget({id(item) for item in items})
         self._contact_plugins.pop(id(model), None)
         for item in reversed(items):
             self._shutdown(item)
@@ -182,9 +228,23 @@ class PluginManager:
         """Shut down every world plugin (model plugins go with their models)."""
         for item in reversed(self._world_plugins):
             self._shutdown(item)
+        self._forget({id(item) for item in self._world_plugins})
         self._world_plugins.clear()
+
+    def _forget(self, gone: set[int]) -> None:
+        """Take the loaded plugins whose ids are in ``gone`` out of every hook and batch."""
         for hook in _HOOKS:
-            self._hooks[hook] = [(i, f) for i, f in self._hooks[hook] if isinstance(i.plugin, ModelPlugin)]
+            kept = []
+            for owner, function in self._hooks[hook]:
+                if isinstance(owner, _Batch):
+                    owner.discard(gone)
+                    if not owner.items:
+                        del self._batches[hook][owner.plugin_class]
+                        continue
+                elif id(owner) in gone:
+                    continue
+                kept.append((owner, function))
+            self._hooks[hook] = kept
 
     # ------------------------------------------------------------------------ running
     def _disable(self, item: _LoadedPlugin, hook: str, exc: BaseException) -> None:
@@ -197,18 +257,44 @@ class PluginManager:
             exc,
             exc_info=exc,
         )
-        for name in _HOOKS:
-            self._hooks[name] = [(i, f) for i, f in self._hooks[name] if i is not item]
+        self._forget({id(item)})
         model = item.context.model
         if model is not None and id(model) in self._contact_plugins:
             self._contact_plugins[id(model)] = [i for i in self._contact_plugins[id(model)] if i is not item]
 
+    def _split(self, batch: _Batch, hook: str, exc: BaseException) -> None:
+        """A batch raised: its plugins run one by one from now on (the faulty one gets disabled)."""
+        LOGGER.error(
+            "the batched %s of %d plugin(s) of type %s raised; they now run one by one: %s: %s",
+            hook,
+            len(batch.items),
+            batch.plugin_class.__name__,
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
+        self._unbatched[hook].add(batch.plugin_class)
+        self._batches[hook].pop(batch.plugin_class, None)
+        calls = []
+        for owner, function in self._hooks[hook]:
+            if owner is batch:
+                calls.extend((item, getattr(item.plugin, hook)) for item in batch.items if item.enabled)
+            else:
+                calls.append((owner, function))
+        self._hooks[hook] = calls
+
     def _run(self, hook: str, argument: Any) -> None:
-        for item, function in self._hooks[hook]:
+        for owner, function in self._hooks[hook]:
             try:
-                function(argument)
+                if owner.__class__ is _Batch:
+                    function(owner.plugins, argument)
+                else:
+                    function(argument)
             except Exception as exc:
-                self._disable(item, hook, exc)
+                if isinstance(owner, _Batch):
+                    self._split(owner, hook, exc)
+                else:
+                    self._disable(owner, hook, exc)
 
     def before_physics_step(self, time: TimeKeeper) -> None:
         """Run every enabled plugin's before-step hook."""

@@ -83,6 +83,26 @@ class OldPlugin(ModelPlugin):
     api_version = 0
 
 
+class Batched(ModelPlugin):
+    """Records each step's batch; the one named "bad" raises from its third step on."""
+
+    batches = []
+
+    def on_initialize(self, config):
+        self.steps = 0
+
+    def before_physics_step(self, time):
+        self.steps += 1
+        if self.context.name == "bad" and self.steps >= 3:
+            raise RuntimeError("batched sensor broke")
+
+    @classmethod
+    def before_physics_step_batch(cls, plugins, time):
+        cls.batches.append([p.context.model.name for p in plugins])
+        for plugin in plugins:
+            plugin.before_physics_step(time)
+
+
 from sim_server.core.plugin_api import WorldPlugin
 
 
@@ -124,6 +144,7 @@ def thirdparty(tmp_path: Path, monkeypatch) -> Path:
         "Counting": "CountingPlugin",
         "Failing": "FailingPlugin",
         "Old": "OldPlugin",
+        "Batched": "Batched",
         "Broken": "NoSuchClass",
     }
     lines = [f"[{MODEL_PLUGIN_GROUP}]"] + [f"{name} = test_thirdparty_plugins:{cls}" for name, cls in entries.items()]
@@ -205,6 +226,48 @@ def test_plugin_raising_at_run_time_is_disabled(thirdparty: Path, tmp_path: Path
     assert failing.steps == 3
     assert plugin(world, "bot", "c").calls["after"] == 10
     assert any('plugin "f" (type "Failing") of model "bot" raised in after_physics_step' in r.message for r in caplog.records)
+    world.close()
+
+
+def test_batched_hooks_run_once_for_all_instances(thirdparty: Path, tmp_path: Path) -> None:
+    """One call per step for every instance of a batched class, in load order, following models."""
+    extra = "".join(f"  - {{name: b{i}, model: bot.model.yaml, pose: [{3 * i + 3}, 0, 0]}}\n" for i in range(3))
+    world = world_with(tmp_path, "plugins:\n  - {name: p, type: Batched}\n  - {name: c, type: Counting, rate: .inf}\n", extra_models=extra)
+    batches = type(plugin(world, "bot", "p")).batches
+    batches.clear()
+    world.step(2)
+    assert batches == [["bot", "b0", "b1", "b2"]] * 2
+    assert all(plugin(world, name, "c").calls["before"] == 2 for name in ("bot", "b0", "b1", "b2"))
+    world.delete_model("b1")
+    world.step()
+    assert batches[-1] == ["bot", "b0", "b2"]
+    for name in ("bot", "b0", "b2"):
+        world.delete_model(name)
+    batches.clear()
+    world.step()
+    assert batches == []  # an empty batch is not called
+    world.close()
+
+
+def test_batch_that_raises_is_split_and_the_faulty_plugin_disabled(thirdparty: Path, tmp_path: Path, caplog) -> None:
+    (tmp_path / "bad.model.yaml").write_text(
+        "bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.5, density: 1}]\n"
+        "plugins:\n  - {name: bad, type: Batched}\n"
+    )
+    extra = "  - {name: worse, model: bad.model.yaml, pose: [3, 0, 0]}\n  - {name: b2, model: bot.model.yaml, pose: [6, 0, 0]}\n"
+    world = world_with(tmp_path, "plugins:\n  - {name: p, type: Batched}\n", extra_models=extra)
+    batches = type(plugin(world, "bot", "p")).batches
+    faulty = plugin(world, "worse", "bad")
+    batches.clear()
+    world.step(10)
+    assert len(batches) == 3  # the third batch raised; the plugins then ran one by one
+    # The step whose batch raised is cut short for the plugins after the faulty one.
+    assert (plugin(world, "bot", "p").steps, plugin(world, "b2", "p").steps) == (10, 9)
+    assert faulty.steps == 4  # raised in the batch, then once more on its own, and was disabled
+    assert world.plugins.plugins_of(world.models["worse"]) == []
+    messages = [record.message for record in caplog.records]
+    assert any("batched before_physics_step of 3 plugin(s) of type Batched raised" in m for m in messages)
+    assert any('plugin "bad" (type "Batched") of model "worse" raised in before_physics_step' in m for m in messages)
     world.close()
 
 
