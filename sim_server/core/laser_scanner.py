@@ -1,8 +1,9 @@
-"""Laser range sensing: the world as seen by ray casts, and a planar scanner on a body.
+"""Laser range sensing: the world as seen by ray casts, and planar scanners on bodies.
 
-:class:`ScanScene` keeps what lasers see: the layers' wall segments (indexed once) and every
-model's non-sensor footprints (gathered once per step however many lasers scan). A
-:class:`LaserScanner` casts its beams in one compiled batch (:mod:`sim_server.core.raycast`).
+:class:`ScanScene` keeps what lasers see: the layers' wall segments and the footprints of
+models that never move (indexed once), and the other models' non-sensor footprints (placed once
+per step in one vectorised pass, however many lasers scan). :func:`scan_all` casts every beam of
+any number of :class:`LaserScanner` in one compiled call (:mod:`sim_server.core.raycast`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ import numpy as np
 from Box2D import b2
 
 from sim_server.core.geometry import Pose2D
-from sim_server.core.raycast import MAX_VERTICES, MovingShapes, StaticScene, cast_rays
+from sim_server.core.raycast import MAX_VERTICES, MovingShapes, ScanBatch, StaticScene, bounding_radii, cast_scans
 
 if TYPE_CHECKING:
     from sim_server.core.model import Model
     from sim_server.core.world import World
+
+
+#: Scanner line-ups whose beam layout a scene keeps.
+LAYOUT_CACHE_SIZE = 8
 
 
 class _ModelShapes:
@@ -98,36 +103,64 @@ def _concatenate(parts: list[MovingShapes]) -> MovingShapes:
     return MovingShapes(*(np.concatenate([getattr(p, f) for p in parts]) for f in MovingShapes.__dataclass_fields__))
 
 
-class _Culled:
-    """Shapes with their bounding circles, for picking those within reach of a laser."""
+class _MovingTable:
+    """The footprints of every moving model in body frames, stacked, with one list of their bodies:
+    placing all of them in the world is one vectorised transform.
 
-    def __init__(self, shapes: MovingShapes) -> None:
-        self.shapes = shapes
-        polygons = shapes.polygons
-        self.polygon_centres = polygons[:, 0, :]
-        self.polygon_radii = np.sqrt(((polygons - polygons[:, :1, :]) ** 2).sum(axis=2).max(axis=1)) if len(polygons) else np.zeros(0)
+    Args:
+        models: the moving models' shapes.
+    """
 
-    def near(self, x: float, y: float, reach: float) -> MovingShapes:
-        """The shapes that may lie within ``reach`` (m) of (x, y)."""
-        shapes = self.shapes
-        keep_polygons = np.hypot(self.polygon_centres[:, 0] - x, self.polygon_centres[:, 1] - y) - self.polygon_radii <= reach
-        circles = shapes.circles
-        keep_circles = np.hypot(circles[:, 0] - x, circles[:, 1] - y) - circles[:, 2] <= reach
-        if keep_polygons.all() and keep_circles.all():
-            return shapes
+    def __init__(self, models: list[_ModelShapes]) -> None:
+        self.bodies: list["b2.body"] = []
+        polygon_body, circle_body = [], []
+        for shapes in models:
+            first = len(self.bodies)
+            self.bodies.extend(shapes.bodies)
+            polygon_body.append(shapes.polygon_body + first)
+            circle_body.append(shapes.circle_body + first)
+        def stack(name: str, empty: np.ndarray) -> np.ndarray:
+            return np.concatenate([getattr(m, name) for m in models] + [empty])
+        self.polygons = stack("polygons", np.zeros((0, MAX_VERTICES, 2)))
+        self.polygon_counts = stack("polygon_counts", np.zeros(0, dtype=np.int64))
+        self.polygon_bits = stack("polygon_bits", np.zeros(0, dtype=np.int64))
+        self.polygon_radii = bounding_radii(self.polygons)
+        self.circles = stack("circles", np.zeros((0, 3)))
+        self.circle_bits = stack("circle_bits", np.zeros(0, dtype=np.int64))
+        self.polygon_body = np.concatenate(polygon_body + [np.zeros(0, dtype=np.int64)])
+        self.circle_body = np.concatenate(circle_body + [np.zeros(0, dtype=np.int64)])
+
+    def in_world(self) -> MovingShapes:
+        """Every footprint at its body's current pose (world frame)."""
+        if not self.bodies:
+            return MovingShapes.empty()
+        poses = np.array([(*body.position, body.angle) for body in self.bodies], dtype=np.float64)
+        cos_t, sin_t = np.cos(poses[:, 2]), np.sin(poses[:, 2])
+        body = self.polygon_body
+        local = self.polygons
+        c, s_, x, y = cos_t[body, None], sin_t[body, None], poses[body, 0, None], poses[body, 1, None]
+        polygons = np.empty_like(local)
+        polygons[:, :, 0] = x + c * local[:, :, 0] - s_ * local[:, :, 1]
+        polygons[:, :, 1] = y + s_ * local[:, :, 0] + c * local[:, :, 1]
+        body = self.circle_body
+        local = self.circles
+        c, s_ = cos_t[body], sin_t[body]
+        circles = np.empty_like(local)
+        circles[:, 0] = poses[body, 0] + c * local[:, 0] - s_ * local[:, 1]
+        circles[:, 1] = poses[body, 1] + s_ * local[:, 0] + c * local[:, 1]
+        circles[:, 2] = local[:, 2]
         return MovingShapes(
-            np.ascontiguousarray(shapes.polygons[keep_polygons]), shapes.polygon_counts[keep_polygons],
-            shapes.polygon_bits[keep_polygons], shapes.polygon_tags[keep_polygons],
-            np.ascontiguousarray(circles[keep_circles]), shapes.circle_bits[keep_circles], shapes.circle_tags[keep_circles],
+            polygons, self.polygon_counts, self.polygon_bits, self.polygon_bits,
+            circles, self.circle_bits, self.circle_bits, self.polygon_radii,
         )
 
 
 class ScanScene:
     """What lasers see in a world, kept up to date as models come and go (a WorldListener).
 
-    Models whose bodies are all static are transformed once and indexed in the grid with the
-    walls; the others are gathered once per step however many lasers scan, and each scan keeps
-    only those within its range.
+    Models whose bodies are all static are placed once and indexed in the grid with the walls;
+    the others are placed once per step however many lasers scan, and each scan tests only
+    those within its range.
 
     Args:
         world: the world to sense.
@@ -139,24 +172,27 @@ class ScanScene:
         self._static_version: tuple[int, int] | None = None
         self._models: dict[int, _ModelShapes] = {}
         self._movers: dict[int, _ModelShapes] = {}
-        self._fixed: _Culled | None = None
-        self._moving: _Culled | None = None
+        self._fixed: MovingShapes | None = None
+        self._table: _MovingTable | None = None
+        self._moving: MovingShapes | None = None
         self._moving_at = -1
+        self._layouts: "dict[tuple[int, ...], tuple[list[LaserScanner], ScanBatch]]" = {}
         world.add_listener(self)
 
     # ------------------------------------------------------------------ WorldListener
     def on_model_added(self, model: "Model") -> None:
         """A model came: gather its shapes."""
         self._shapes(model)
-        self._moving_at = -1
 
     def on_model_removed(self, model: "Model") -> None:
         """Forget the model's shapes."""
         shapes = self._models.pop(id(model), None)
         if shapes is not None and shapes.fixed:
             self._fixed = None
-        self._movers.pop(id(model), None)
+        if self._movers.pop(id(model), None) is not None:
+            self._table = None
         self._moving_at = -1
+        self._layouts.clear()  # they may hold the model's lasers
 
     def on_model_moved(self, model: "Model") -> None:
         """A model was placed somewhere else: a cached static model must be re-gathered."""
@@ -169,7 +205,8 @@ class ScanScene:
     # ------------------------------------------------------------------ scene parts
     @property
     def static(self) -> StaticScene:
-        """The layers' wall segments in world coordinates (tags are their collision bits)."""
+        """The layers' wall segments (tags are their collision bits) and the static models'
+        footprints, in world coordinates."""
         fixed = self._fixed_part()
         version = (self._world.static_geometry_version, id(fixed))
         if self._static is None or self._static_version != version:
@@ -189,7 +226,7 @@ class ScanScene:
                 bits.append(np.full(len(edges), layer.category_bits, dtype=np.int64))
             all_segments = np.vstack(segments) if segments else np.zeros((0, 4))
             all_bits = np.concatenate(bits) if bits else np.zeros(0, dtype=np.int64)
-            self._static = StaticScene(all_segments, all_bits, all_bits, fixed.shapes)
+            self._static = StaticScene(all_segments, all_bits, all_bits, fixed)
             self._static_version = version
         return self._static
 
@@ -201,38 +238,49 @@ class ScanScene:
                 self._fixed = None
             else:
                 self._movers[id(model)] = shapes
+                self._table = None
+            self._moving_at = -1
         return shapes
+
+    def _gather_all(self) -> None:
+        if len(self._models) != len(self._world.models):
+            for model in self._world.models.values():
+                self._shapes(model)
 
     def moving(self, iteration: int) -> MovingShapes:
         """The moving models' non-sensor footprints in world coordinates at step ``iteration``
         (static models' are part of :attr:`static`)."""
-        return self._moving_part(iteration).shapes
-
-    def near(self, x: float, y: float, reach: float, iteration: int) -> MovingShapes:
-        """The moving models' footprints that may lie within ``reach`` (m) of (x, y) at step
-        ``iteration``."""
-        return self._moving_part(iteration).near(x, y, reach)
-
-    def _fixed_part(self) -> _Culled:
-        if self._fixed is None:
-            for model in self._world.models.values():
-                self._shapes(model)
-            parts = [shapes.placed() for shapes in self._models.values() if shapes.fixed]
-            self._fixed = _Culled(_concatenate(parts))
-        return self._fixed
-
-    def _moving_part(self, iteration: int) -> _Culled:
         if self._moving is None or self._moving_at != iteration:
-            if len(self._models) != len(self._world.models):
-                for model in self._world.models.values():
-                    self._shapes(model)
-            self._moving = _Culled(_concatenate([shapes.in_world() for shapes in self._movers.values()]))
+            self._gather_all()
+            if self._table is None:
+                self._table = _MovingTable(list(self._movers.values()))
+            self._moving = self._table.in_world()
             self._moving_at = iteration
         return self._moving
+
+    def _fixed_part(self) -> MovingShapes:
+        if self._fixed is None:
+            self._gather_all()
+            self._fixed = _concatenate([shapes.placed() for shapes in self._models.values() if shapes.fixed])
+        return self._fixed
+
+    def layout(self, scanners: "list[LaserScanner]") -> ScanBatch:
+        """The beam layout of a line-up of scanners, kept for the line-ups seen last (lasers due
+        on the same steps come back together)."""
+        key = tuple(map(id, scanners))
+        cached = self._layouts.get(key)
+        if cached is not None:
+            return cached[1]
+        batch = ScanBatch.of([(s.local_angles, s.max_range, s.layer_bits) for s in scanners])
+        if len(self._layouts) >= LAYOUT_CACHE_SIZE:
+            del self._layouts[next(iter(self._layouts))]
+        self._layouts[key] = (list(scanners), batch)  # holding the scanners keeps their ids unique
+        return batch
 
     def close(self) -> None:
         """Stop following the world."""
         self._world.remove_listener(self)
+        self._layouts.clear()
 
 
 def scene_of(world: "World") -> ScanScene:
@@ -287,9 +335,6 @@ class LaserScanner:
         count = beam_count(angle_min, angle_max, increment)
         local = angle_min + increment * np.arange(count, dtype=np.float64)
         self.local_angles = -local if upside_down else local
-        self._angles = np.empty(count)
-        self._ranges = np.empty(count)
-        self._bits = np.empty(count, dtype=np.int64)
 
     @property
     def beam_count(self) -> int:
@@ -302,21 +347,49 @@ class LaserScanner:
         return Pose2D(position[0], position[1], self.body.angle).compose(self.origin)
 
     def scan(self, scene: ScanScene, iteration: int) -> tuple[np.ndarray, np.ndarray]:
-        """Cast every beam now.
+        """Cast every beam now (see :func:`scan_all`, which does many scanners at once).
 
         Returns:
             ranges: float32 metres per beam, NaN where nothing is hit within range.
             hit_bits: collision bits of the shape each beam hit (0 for none).
         """
-        pose = self.pose()
-        np.add(self.local_angles, pose.theta, out=self._angles)
-        ranges, bits = cast_rays(
-            pose.x, pose.y, self._angles, self.max_range, self.layer_bits,
-            scene.static, scene.near(pose.x, pose.y, self.max_range, iteration), self._ranges, self._bits,
-        )
-        hits = np.isfinite(ranges)
-        if self.noise_std_dev > 0.0:
-            ranges = ranges + np.where(hits, self.rng.normal(0.0, self.noise_std_dev, len(ranges)), 0.0)
-        out = ranges.astype(np.float32)
-        out[~hits] = np.nan
-        return out, np.where(hits, bits, 0)
+        return scan_all([self], scene, iteration)[0]
+
+
+def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Cast every beam of every scanner now, in one compiled call.
+
+    Args:
+        scanners: lasers of the world ``scene`` follows.
+        scene: the world as lasers see it.
+        iteration: the world's step count (moving footprints are placed once per step).
+
+    Returns:
+        per scanner, ``(ranges, hit_bits)``: float32 metres per beam with NaN where nothing is
+        hit within range (noise added to hits), and the collision bits of the shape each beam hit
+        (0 for none). The arrays are fresh, so callers may keep them.
+    """
+    if not scanners:
+        return []
+    batch = scene.layout(scanners)
+    poses = []
+    for scanner in scanners:
+        body, origin = scanner.body, scanner.origin
+        x, y = body.position
+        theta = body.angle
+        cos_t, sin_t = math.cos(theta), math.sin(theta)
+        poses.append((x + cos_t * origin.x - sin_t * origin.y, y + sin_t * origin.x + cos_t * origin.y, theta + origin.theta))
+    pose_array = np.array(poses, dtype=np.float64).T.copy()
+    ranges, bits = cast_scans(batch, pose_array[0], pose_array[1], pose_array[2], scene.static, scene.moving(iteration))
+    hits = np.isfinite(ranges)
+    starts = batch.beam_starts
+    for index, scanner in enumerate(scanners):
+        if scanner.noise_std_dev > 0.0:
+            first, last = starts[index], starts[index + 1]
+            noise = scanner.rng.normal(0.0, scanner.noise_std_dev, last - first)
+            ranges[first:last] += np.where(hits[first:last], noise, 0.0)
+    out = ranges.astype(np.float32)
+    out[~hits] = np.nan
+    hit_bits = np.where(hits, bits, 0)
+    bounds = starts.tolist()
+    return [(out[bounds[i]:bounds[i + 1]], hit_bits[bounds[i]:bounds[i + 1]]) for i in range(len(scanners))]

@@ -207,36 +207,42 @@ def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _cast(
-    ox, oy, angles, max_range, mask,
+def _cast_scan(
+    ox, oy, heading, first_beam, end_beam, local_angles, max_range, mask,
     segments, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
     fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
     fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-    polygons, polygon_counts, polygon_bits, polygon_tags,
-    circles, circle_bits, circle_tags,
+    polygons, polygon_counts, polygon_tags, near_polygons, near_polygon_count,
+    circles, circle_tags, near_circles, near_circle_count,
     out_ranges, out_tags,
 ):  # pragma: no cover - compiled
-    n_beams = angles.shape[0]
+    """Beams ``first_beam:end_beam`` of one scan from (ox, oy): each beam's closest hit's range
+    and tag (inf and -1 for none) into ``out_ranges`` and ``out_tags``.
+
+    Of the moving shapes only those listed in ``near_polygons[:near_polygon_count]`` and
+    ``near_circles[:near_circle_count]`` are tested (their masks already checked).
+    """
     grid_w = nx * cell
     grid_h = ny * cell
-    for beam in range(n_beams):
-        dx = math.cos(angles[beam])
-        dy = math.sin(angles[beam])
+    for beam in range(first_beam, end_beam):
+        angle = local_angles[beam] + heading
+        dx = math.cos(angle)
+        dy = math.sin(angle)
         best = max_range
         best_tag = -1
         # Moving shapes first: their hits bound the grid walk.
-        for p in range(polygons.shape[0]):
-            if polygon_bits[p] & mask:
-                t = _ray_polygon(ox, oy, dx, dy, polygons[p], polygon_counts[p], best)
-                if t < best:
-                    best = t
-                    best_tag = polygon_tags[p]
-        for c in range(circles.shape[0]):
-            if circle_bits[c] & mask:
-                t = _ray_circle(ox, oy, dx, dy, circles[c, 0], circles[c, 1], circles[c, 2])
-                if t <= best:
-                    best = t
-                    best_tag = circle_tags[c]
+        for k in range(near_polygon_count):
+            p = near_polygons[k]
+            t = _ray_polygon(ox, oy, dx, dy, polygons[p], polygon_counts[p], best)
+            if t < best:
+                best = t
+                best_tag = polygon_tags[p]
+        for k in range(near_circle_count):
+            c = near_circles[k]
+            t = _ray_circle(ox, oy, dx, dy, circles[c, 0], circles[c, 1], circles[c, 2])
+            if t <= best:
+                best = t
+                best_tag = circle_tags[c]
         if walk_grid:
             # Clip the ray to the grid's box (slab method).
             t_enter = 0.0
@@ -314,6 +320,111 @@ def _cast(
         out_tags[beam] = best_tag
 
 
+#: Most cells along one side of the grid that sorts moving shapes for culling.
+MAX_MOVING_GRID_SIDE = 1024
+
+
+@njit(cache=True)
+def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - compiled
+    """Moving shapes sorted into a grid of ``cell``-sized squares by their bounding circles.
+
+    Shape ``i`` is polygon ``i`` when ``i < P``, else circle ``i - P``. Returns the grid's
+    origin, size, cell and CSR index (``starts``, ``items``).
+    """
+    n_polygons = polygons.shape[0]
+    n = n_polygons + circles.shape[0]
+    boxes = np.empty((n, 4))
+    for i in range(n):
+        if i < n_polygons:
+            x = polygons[i, 0, 0]
+            y = polygons[i, 0, 1]
+            r = polygon_radii[i]
+        else:
+            x = circles[i - n_polygons, 0]
+            y = circles[i - n_polygons, 1]
+            r = circles[i - n_polygons, 2]
+        boxes[i, 0] = x - r
+        boxes[i, 1] = y - r
+        boxes[i, 2] = x + r
+        boxes[i, 3] = y + r
+    if n == 0:
+        x0 = 0.0
+        y0 = 0.0
+        extent = 1.0
+    else:
+        x0 = boxes[:, 0].min()
+        y0 = boxes[:, 1].min()
+        extent = max(boxes[:, 2].max() - x0, boxes[:, 3].max() - y0, 1e-6)
+    cell = max(cell, extent / MAX_MOVING_GRID_SIDE)
+    nx = int(math.floor((boxes[:, 2].max() - x0) / cell)) + 1 if n else 1
+    ny = int(math.floor((boxes[:, 3].max() - y0) / cell)) + 1 if n else 1
+    starts, items = _build_box_grid(boxes, x0, y0, cell, nx, ny)
+    return x0, y0, cell, nx, ny, starts, items
+
+
+@njit(cache=True)
+def _cast_scans(
+    origins_x, origins_y, headings, beam_starts, local_angles, max_ranges, masks,
+    segments, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
+    fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
+    fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
+    polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
+    circles, circle_bits, circle_tags,
+    out_ranges, out_tags,
+):  # pragma: no cover - compiled
+    """Every beam of every scan: scan ``i`` casts beams ``beam_starts[i]:beam_starts[i + 1]`` at
+    ``local_angles + headings[i]`` from its origin, seeing the moving shapes within its range."""
+    n_polygons = polygons.shape[0]
+    near_polygons = np.empty(n_polygons, dtype=np.int64)
+    near_circles = np.empty(circles.shape[0], dtype=np.int64)
+    seen = np.zeros(n_polygons + circles.shape[0], dtype=np.int64)
+    reach_cell = max_ranges.max() if max_ranges.shape[0] else 1.0
+    gx0, gy0, gcell, gnx, gny, gstarts, gitems = _moving_grid(polygons, polygon_radii, circles, reach_cell)
+    for scan in range(origins_x.shape[0]):
+        ox = origins_x[scan]
+        oy = origins_y[scan]
+        reach = max_ranges[scan]
+        mask = masks[scan]
+        # The moving shapes this scan can see: bounding circle within reach, mask shared.
+        near_polygon_count = 0
+        near_circle_count = 0
+        window = np.array((ox - reach, oy - reach, ox + reach, oy + reach))
+        cx0, cy0, cx1, cy1 = _box_cells(window, gx0, gy0, gcell, gnx, gny)
+        for gy in range(cy0, cy1 + 1):
+            for gx in range(cx0, cx1 + 1):
+                c = gy * gnx + gx
+                for k in range(gstarts[c], gstarts[c + 1]):
+                    i = gitems[k]
+                    if seen[i] == scan + 1:
+                        continue
+                    seen[i] = scan + 1
+                    if i < n_polygons:
+                        if polygon_bits[i] & mask:
+                            distance = math.hypot(polygons[i, 0, 0] - ox, polygons[i, 0, 1] - oy)
+                            if distance - polygon_radii[i] <= reach:
+                                near_polygons[near_polygon_count] = i
+                                near_polygon_count += 1
+                    else:
+                        j = i - n_polygons
+                        if circle_bits[j] & mask:
+                            distance = math.hypot(circles[j, 0] - ox, circles[j, 1] - oy)
+                            if distance - circles[j, 2] <= reach:
+                                near_circles[near_circle_count] = j
+                                near_circle_count += 1
+        # In index order, so ties between moving shapes resolve the same however they are found.
+        near_polygons[:near_polygon_count].sort()
+        near_circles[:near_circle_count].sort()
+        _cast_scan(
+            ox, oy, headings[scan], beam_starts[scan], beam_starts[scan + 1], local_angles, reach, mask,
+            segments, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
+            fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
+            fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
+            polygons, polygon_counts, polygon_tags, near_polygons, near_polygon_count,
+            circles, circle_tags, near_circles, near_circle_count,
+            out_ranges, out_tags,
+        )
+
+
 @dataclass
 class StaticScene:
     """Wall segments and fixed shapes (world frame) with their collision bits and tags, in a grid.
@@ -375,7 +486,8 @@ class StaticScene:
 
 @dataclass
 class MovingShapes:
-    """Shapes gathered for one scan (world frame): convex polygons and circles.
+    """Shapes in the world frame that are tested directly, not through the grid: convex polygons
+    and circles.
 
     Attributes:
         polygons: (P, 8, 2) vertices, counter-clockwise, padded.
@@ -383,6 +495,8 @@ class MovingShapes:
         polygon_bits, polygon_tags: (P,) collision bits and tags.
         circles: (C, 3) centre x, y and radius.
         circle_bits, circle_tags: (C,) collision bits and tags.
+        polygon_radii: (P,) distance from each polygon's first vertex to its farthest (a bounding
+            circle about the first vertex; rigid motion keeps it), computed when not given.
     """
 
     polygons: np.ndarray
@@ -392,6 +506,11 @@ class MovingShapes:
     circles: np.ndarray
     circle_bits: np.ndarray
     circle_tags: np.ndarray
+    polygon_radii: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.polygon_radii is None:
+            self.polygon_radii = bounding_radii(self.polygons)
 
     @classmethod
     def empty(cls) -> "MovingShapes":
@@ -405,6 +524,84 @@ class MovingShapes:
             np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.int64),
         )
+
+
+def bounding_radii(polygons: np.ndarray) -> np.ndarray:
+    """(P,) distance (m) from each padded polygon's first vertex to its farthest vertex."""
+    if not len(polygons):
+        return np.zeros(0)
+    return np.sqrt(((polygons - polygons[:, :1, :]) ** 2).sum(axis=2).max(axis=1))
+
+
+@dataclass
+class ScanBatch:
+    """Several scans cast in one call: scan ``i`` casts beams ``beam_starts[i]:beam_starts[i+1]``.
+
+    Attributes:
+        beam_starts: (S + 1,) first beam of each scan, then the total.
+        local_angles: (B,) beam angles (rad) relative to their scan's heading.
+        max_ranges: (S,) range of each scan (m).
+        masks: (S,) collision bits each scan sees.
+    """
+
+    beam_starts: np.ndarray
+    local_angles: np.ndarray
+    max_ranges: np.ndarray
+    masks: np.ndarray
+
+    @classmethod
+    def of(cls, scans: "list[tuple[np.ndarray, float, int]]") -> "ScanBatch":
+        """From ``(local angles, max range, mask)`` per scan."""
+        counts = [len(angles) for angles, _, _ in scans]
+        return cls(
+            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            np.ascontiguousarray(np.concatenate([angles for angles, _, _ in scans]), dtype=np.float64)
+            if scans else np.zeros(0),
+            np.array([max_range for _, max_range, _ in scans], dtype=np.float64),
+            np.array([mask for _, _, mask in scans], dtype=np.int64),
+        )
+
+    @property
+    def beam_count(self) -> int:
+        """Beams of all scans together."""
+        return int(self.beam_starts[-1])
+
+
+def cast_scans(
+    batch: ScanBatch,
+    origins_x: np.ndarray,
+    origins_y: np.ndarray,
+    headings: np.ndarray,
+    scene: StaticScene,
+    shapes: MovingShapes | None = None,
+    out_ranges: np.ndarray | None = None,
+    out_tags: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cast every beam of a batch of scans from their origins (m) and headings (rad) in one call.
+
+    Each scan sees the static scene and those of ``shapes`` within its range.
+
+    Returns:
+        ranges: (B,) distance to the closest hit, ``inf`` for no hit within range.
+        tags: (B,) tag of the shape hit, :data:`NO_TAG` for none.
+    """
+    shapes = shapes or MovingShapes.empty()
+    n = batch.beam_count
+    out_ranges = np.empty(n, dtype=np.float64) if out_ranges is None else out_ranges
+    out_tags = np.empty(n, dtype=np.int64) if out_tags is None else out_tags
+    fixed = scene.fixed
+    _cast_scans(
+        origins_x, origins_y, headings, batch.beam_starts, batch.local_angles, batch.max_ranges, batch.masks,
+        scene.segments, scene.bits, scene.tags, scene.x0, scene.y0, scene.cell, scene.nx, scene.ny,
+        scene.starts, scene.items, scene.walk_grid,
+        fixed.polygons, fixed.polygon_counts, fixed.polygon_bits, fixed.polygon_tags,
+        scene.polygon_starts, scene.polygon_items,
+        fixed.circles, fixed.circle_bits, fixed.circle_tags, scene.circle_starts, scene.circle_items,
+        shapes.polygons, shapes.polygon_counts, shapes.polygon_bits, shapes.polygon_tags, shapes.polygon_radii,
+        shapes.circles, shapes.circle_bits, shapes.circle_tags,
+        out_ranges, out_tags,
+    )
+    return out_ranges, out_tags
 
 
 def cast_rays(
@@ -424,19 +621,11 @@ def cast_rays(
         ranges: distance to the closest hit, ``inf`` for no hit within ``max_range``.
         tags: tag of the shape hit, :data:`NO_TAG` for none.
     """
-    shapes = shapes or MovingShapes.empty()
-    n = len(angles)
-    out_ranges = np.empty(n, dtype=np.float64) if out_ranges is None else out_ranges
-    out_tags = np.empty(n, dtype=np.int64) if out_tags is None else out_tags
-    _cast(
-        float(origin_x), float(origin_y), np.ascontiguousarray(angles, dtype=np.float64), float(max_range), int(mask),
-        scene.segments, scene.bits, scene.tags, scene.x0, scene.y0, scene.cell, scene.nx, scene.ny,
-        scene.starts, scene.items, scene.walk_grid,
-        scene.fixed.polygons, scene.fixed.polygon_counts, scene.fixed.polygon_bits, scene.fixed.polygon_tags,
-        scene.polygon_starts, scene.polygon_items,
-        scene.fixed.circles, scene.fixed.circle_bits, scene.fixed.circle_tags, scene.circle_starts, scene.circle_items,
-        shapes.polygons, shapes.polygon_counts, shapes.polygon_bits, shapes.polygon_tags,
-        shapes.circles, shapes.circle_bits, shapes.circle_tags,
-        out_ranges, out_tags,
+    batch = ScanBatch(
+        np.array([0, len(angles)], dtype=np.int64),
+        np.ascontiguousarray(angles, dtype=np.float64),
+        np.array([max_range], dtype=np.float64),
+        np.array([mask], dtype=np.int64),
     )
-    return out_ranges, out_tags
+    origin = np.array([origin_x, origin_y, 0.0], dtype=np.float64)
+    return cast_scans(batch, origin[0:1], origin[1:2], origin[2:3], scene, shapes, out_ranges, out_tags)
