@@ -48,6 +48,9 @@ class DiffDrive(ModelPlugin):
         enable_twist = config.get_bool("enable_twist_pub", True)
         self.enable_tf = config.get_bool("enable_odom_tf_pub", True)
         self.body = body_of(self.model, config, body_name).physics_body
+        #: The body's centre of mass in its own frame (m), fixed once its fixtures are made.
+        self._local_center = tuple(self.body.localCenter)
+        self._limited = not (self.linear_limits.unlimited and self.angular_limits.unlimited)
         self.linear = 0.0
         self.angular = 0.0
         #: The last measured (noisy) forward speed and yaw rate, for in-process use.
@@ -78,14 +81,27 @@ class DiffDrive(ModelPlugin):
                     self._tf.send_static([transform(world_frame, odom, Pose2D(), self.context.world.time.time_ns)])
 
     def before_physics_step(self, time: TimeKeeper) -> None:
-        dt = time.step_size
-        self.linear = self.linear_limits.limit(self.linear, self.command.linear, dt)
-        self.angular = self.angular_limits.limit(self.angular, self.command.angular, dt)
+        command = self.command
+        if self._limited:
+            dt = time.step_size
+            self.linear = linear = self.linear_limits.limit(self.linear, command.linear, dt)
+            self.angular = angular = self.angular_limits.limit(self.angular, command.angular, dt)
+        else:
+            self.linear = linear = command.linear
+            self.angular = angular = command.angular
         body = self.body
         x, y = body.position
         theta = body.angle
-        vx, vy = self.linear * math.cos(theta), self.linear * math.sin(theta)
-        set_body_velocity(body, vx, vy, self.angular, x, y)
+        cos_t, sin_t = math.cos(theta), math.sin(theta)
+        vx, vy = linear * cos_t, linear * sin_t
+        # The body turns about its origin: its centre of mass (offset r) moves at v + w x r.
+        local_x, local_y = self._local_center
+        body.linearVelocity = (
+            vx - angular * (sin_t * local_x + cos_t * local_y),
+            vy + angular * (cos_t * local_x - sin_t * local_y),
+        )
+        body.angularVelocity = angular
+        body.awake = True
         if not self.odometry.timer.check(time):
             return
         truth, noisy = self.odometry.measure(time.time_ns, Pose2D(x, y, theta), vx, vy, self.angular)

@@ -26,6 +26,11 @@ class DynamicsLimits:
     deceleration_limit: float = 0.0
     velocity_limit: float = 0.0
 
+    @property
+    def unlimited(self) -> bool:
+        """No limit at all: :meth:`limit` gives the target."""
+        return self.acceleration_limit == self.deceleration_limit == self.velocity_limit == 0.0
+
     def limit(self, velocity: float, target: float, dt: float) -> float:
         """The velocity after ``dt`` seconds of moving from ``velocity`` towards ``target``."""
         accel, decel = self.acceleration_limit, self.deceleration_limit
