@@ -21,7 +21,7 @@ from typing import Any, Callable
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import InvalidParameterException
 
-from rclpy.executors import Executor, ExternalShutdownException, ShutdownException, SingleThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, ShutdownException
 from rclpy.executors import TimeoutException
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -31,6 +31,7 @@ from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.ros import logging_bridge
+from sim_server.ros.executor import CachedWaitSetExecutor
 from sim_server.ros.levels import LevelsInterface
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
 from sim_server.ros.services import WorldServices
@@ -156,13 +157,14 @@ class SimServerNode(Node):
         """Step and serve until the context shuts down or ``stop()`` returns true.
 
         Args:
-            executor: the executor to serve callbacks with (a private single-threaded one if
-                None); other nodes added to it are served by the same thread.
+            executor: the executor to serve callbacks with (if None, a private
+                :class:`CachedWaitSetExecutor`, whose polls stay cheap with thousands of
+                subscriptions); other nodes added to it are served by the same thread.
             stop: polled once per tick.
         """
         own_executor = executor is None
         if executor is None:
-            executor = SingleThreadedExecutor(context=self.context)
+            executor = CachedWaitSetExecutor(context=self.context)
             executor.add_node(self)
         viz_period = 1.0 / self.params.viz_pub_rate
         now = time.monotonic()

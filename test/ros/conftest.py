@@ -8,10 +8,10 @@ from typing import Callable, Iterator
 
 import pytest
 from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from sim_server.ros.executor import CachedWaitSetExecutor
 from sim_server.ros.server_node import SimServerNode
 from test.conftest import LOAD_WORLD_TESTS
 
@@ -32,7 +32,7 @@ class Harness:
         params.setdefault("show_viz", False)
         self.server = make_server(context, world_path=str(world_path), **params)
         self.client = Node("test_client", context=context)
-        self.executor = SingleThreadedExecutor(context=context)
+        self.executor = CachedWaitSetExecutor(context=context)
         self.executor.add_node(self.server)
         self.executor.add_node(self.client)
 
