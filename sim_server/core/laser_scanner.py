@@ -16,7 +16,9 @@ import numpy as np
 from Box2D import b2
 
 from sim_server.core.geometry import Pose2D
-from sim_server.core.raycast import MAX_VERTICES, MovingShapes, ScanBatch, StaticScene, bounding_radii, cast_scans
+from sim_server.core.raycast import (
+    MAX_VERTICES, MovingShapes, ScanBatch, StaticScene, bounding_radii, cast_scans, place_shapes,
+)
 
 if TYPE_CHECKING:
     from sim_server.core.model import Model
@@ -135,20 +137,7 @@ class _MovingTable:
         if not self.bodies:
             return MovingShapes.empty()
         poses = np.array([(*body.position, body.angle) for body in self.bodies], dtype=np.float64)
-        cos_t, sin_t = np.cos(poses[:, 2]), np.sin(poses[:, 2])
-        body = self.polygon_body
-        local = self.polygons
-        c, s_, x, y = cos_t[body, None], sin_t[body, None], poses[body, 0, None], poses[body, 1, None]
-        polygons = np.empty_like(local)
-        polygons[:, :, 0] = x + c * local[:, :, 0] - s_ * local[:, :, 1]
-        polygons[:, :, 1] = y + s_ * local[:, :, 0] + c * local[:, :, 1]
-        body = self.circle_body
-        local = self.circles
-        c, s_ = cos_t[body], sin_t[body]
-        circles = np.empty_like(local)
-        circles[:, 0] = poses[body, 0] + c * local[:, 0] - s_ * local[:, 1]
-        circles[:, 1] = poses[body, 1] + s_ * local[:, 0] + c * local[:, 1]
-        circles[:, 2] = local[:, 2]
+        polygons, circles = place_shapes(poses, self.polygons, self.polygon_body, self.circles, self.circle_body)
         return MovingShapes(
             polygons, self.polygon_counts, self.polygon_bits, self.polygon_bits,
             circles, self.circle_bits, self.circle_bits, self.polygon_radii,
