@@ -108,8 +108,11 @@ class DiffDrive(ModelPlugin):
         self.odometry.publish(truth, noisy)
         # The twist noise is drawn whether or not anybody listens, so seeded runs do not depend
         # on who subscribes.
-        noise = self.odometry.rng.normal(0.0, 1.0, 2) * self.odometry.noise_std[[3, 5]]
-        self.last_twist = (self.linear + noise[0], self.angular + noise[1])
+        if self.odometry.noisy:
+            noise = self.odometry.rng.normal(0.0, 1.0, 2) * self.odometry.noise_std[[3, 5]]
+            self.last_twist = (self.linear + noise[0], self.angular + noise[1])
+        else:
+            self.last_twist = (self.linear, self.angular)
         if self._twist_publisher is not None and self._twist_publisher.get_subscription_count():
             message = self._twist_message
             self._set_stamp(message.header, time.time_ns)

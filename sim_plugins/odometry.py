@@ -71,6 +71,8 @@ class OdometryPublisher:
         self.pose_covariance = _covariance(config, "odom_pose_covariance", pose_noise)
         self.twist_covariance = _covariance(config, "odom_twist_covariance", twist_noise)
         self.noise_std = np.sqrt(np.array(pose_noise + twist_noise))
+        #: Whether any noise is added (without, no random numbers are drawn at all).
+        self.noisy = bool(self.noise_std.any())
         self.rng = plugin_rng(context)
         #: The last ground truth and noisy odometry (for in-process use).
         self.last_truth: OdometryState | None = None
@@ -103,10 +105,13 @@ class OdometryPublisher:
             cos_t, sin_t = math.cos(pose.theta), math.sin(pose.theta)
             vx, vy = cos_t * world_vx + sin_t * world_vy, -sin_t * world_vx + cos_t * world_vy
         truth = OdometryState(stamp_ns, pose, vx, vy, wz)
-        n = self.rng.normal(0.0, 1.0, 6) * self.noise_std
-        noisy = OdometryState(
-            stamp_ns, Pose2D(pose.x + n[0], pose.y + n[1], pose.theta + n[2]), vx + n[3], vy + n[4], wz + n[5]
-        )
+        if self.noisy:
+            n = self.rng.normal(0.0, 1.0, 6) * self.noise_std
+            noisy = OdometryState(
+                stamp_ns, Pose2D(pose.x + n[0], pose.y + n[1], pose.theta + n[2]), vx + n[3], vy + n[4], wz + n[5]
+            )
+        else:
+            noisy = truth
         self.last_truth, self.last_odometry = truth, noisy
         return truth, noisy
 
