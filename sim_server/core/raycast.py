@@ -299,15 +299,15 @@ def _cast_scan(
             lx = ox - x0
             ly = oy - y0
             if dx != 0.0:
-                ta = (0.0 - lx) / dx
-                tb = (grid_w - lx) / dx
+                ta = (0.0 - lx) * inv_dx
+                tb = (grid_w - lx) * inv_dx
                 t_enter = max(t_enter, min(ta, tb))
                 t_leave = min(t_leave, max(ta, tb))
             elif lx < 0.0 or lx > grid_w:
                 t_leave = -1.0
             if dy != 0.0:
-                ta = (0.0 - ly) / dy
-                tb = (grid_h - ly) / dy
+                ta = (0.0 - ly) * inv_dy
+                tb = (grid_h - ly) * inv_dy
                 t_enter = max(t_enter, min(ta, tb))
                 t_leave = min(t_leave, max(ta, tb))
             elif ly < 0.0 or ly > grid_h:
@@ -319,21 +319,39 @@ def _cast_scan(
                 cy = min(max(int(math.floor(sy / cell)), 0), ny - 1)
                 step_x = 1 if dx > 0 else -1
                 step_y = 1 if dy > 0 else -1
-                t_max_x, t_delta_x = _axis_start(lx, dx, cx, cell)
-                t_max_y, t_delta_y = _axis_start(ly, dy, cy, cell)
+                t_max_x = math.inf if dx == 0.0 else ((cx + (1 if dx > 0.0 else 0)) * cell - lx) * inv_dx
+                t_max_y = math.inf if dy == 0.0 else ((cy + (1 if dy > 0.0 else 0)) * cell - ly) * inv_dy
+                t_delta_x = cell * abs(inv_dx) if dx != 0.0 else math.inf
+                t_delta_y = cell * abs(inv_dy) if dy != 0.0 else math.inf
                 t_cell = t_enter  # where the ray entered the current cell
                 while True:
                     c = cy * nx + cx
-                    room = clearance[c]
-                    if room >= 2:
-                        # Every cell within room - 1 rings is empty: leap that far along the ray.
-                        t_cell += (room - 1) * cell
-                        if t_cell >= best or t_cell > t_leave:
+                    room = clearance[c] - 1
+                    if room >= 1:
+                        # The square of cells within ``room`` rings is empty: leap to where the
+                        # ray leaves it, into the cell beyond.
+                        t_x = math.inf
+                        if dx > 0.0:
+                            t_x = ((cx + room + 1) * cell - lx) * inv_dx
+                        elif dx < 0.0:
+                            t_x = ((cx - room) * cell - lx) * inv_dx
+                        t_y = math.inf
+                        if dy > 0.0:
+                            t_y = ((cy + room + 1) * cell - ly) * inv_dy
+                        elif dy < 0.0:
+                            t_y = ((cy - room) * cell - ly) * inv_dy
+                        if t_x <= t_y:
+                            t_cell = t_x
+                            cx += step_x * (room + 1)
+                            cy = int(math.floor((ly + t_cell * dy) / cell))
+                        else:
+                            t_cell = t_y
+                            cy += step_y * (room + 1)
+                            cx = int(math.floor((lx + t_cell * dx) / cell))
+                        if t_cell >= best or t_cell > t_leave or cx < 0 or cy < 0 or cx >= nx or cy >= ny:
                             break
-                        cx = min(max(int(math.floor((lx + t_cell * dx) / cell)), 0), nx - 1)
-                        cy = min(max(int(math.floor((ly + t_cell * dy) / cell)), 0), ny - 1)
-                        t_max_x = _axis_start(lx, dx, cx, cell)[0]
-                        t_max_y = _axis_start(ly, dy, cy, cell)[0]
+                        t_max_x = math.inf if dx == 0.0 else ((cx + (1 if dx > 0.0 else 0)) * cell - lx) * inv_dx
+                        t_max_y = math.inf if dy == 0.0 else ((cy + (1 if dy > 0.0 else 0)) * cell - ly) * inv_dy
                         continue
                     for k in range(starts[c], starts[c + 1]):
                         s = items[k]
