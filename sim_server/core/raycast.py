@@ -253,10 +253,10 @@ def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
 def _cast_scan(
     ox, oy, heading, first_beam, end_beam, local_cos, local_sin, max_range, mask,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
-    clearance,
+    clearance, all_segment_bits,
     fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
     fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-    polygons, polygon_counts, polygon_tags, near_polygons, near_polygon_count,
+    polygons, polygon_counts, polygon_tags, polygon_radii, near_polygons, near_polygon_count,
     circles, circle_tags, near_circles, near_circle_count,
     out_ranges, out_tags,
 ):  # pragma: no cover - compiled
@@ -270,6 +270,14 @@ def _cast_scan(
     grid_w = nx * cell
     grid_h = ny * cell
     has_fixed = fixed_polygons.shape[0] > 0 or fixed_circles.shape[0] > 0
+    inv_cell = 1.0 / cell
+    # Segments' masks need checking only when this laser does not see every layer.
+    check_bits = (all_segment_bits & ~mask) != 0
+    lx = ox - x0
+    ly = oy - y0
+    origin_inside = 0.0 <= lx < grid_w and 0.0 <= ly < grid_h
+    origin_cx = min(max(int(math.floor(lx * inv_cell)), 0), nx - 1)
+    origin_cy = min(max(int(math.floor(ly * inv_cell)), 0), ny - 1)
     cos_h = math.cos(heading)
     sin_h = math.sin(heading)
     for beam in range(first_beam, end_beam):
@@ -282,6 +290,16 @@ def _cast_scan(
         # Moving shapes first: their hits bound the grid walk.
         for k in range(near_polygon_count):
             p = near_polygons[k]
+            # Bounding circle first (about the first vertex): most beams pass wide of a robot.
+            to_x = polygons[p, 0, 0] - ox
+            to_y = polygons[p, 0, 1] - oy
+            along = to_x * dx + to_y * dy
+            radius = polygon_radii[p]
+            if along + radius < 0.0 or along - radius > best:
+                continue
+            across = to_x * dy - to_y * dx
+            if across * across > radius * radius:
+                continue
             t = _ray_polygon(ox, oy, dx, dy, polygons[p], polygon_counts[p], best)
             if t < best:
                 best = t
@@ -293,30 +311,32 @@ def _cast_scan(
                 best = t
                 best_tag = circle_tags[c]
         if walk_grid:
-            # Clip the ray to the grid's box (slab method).
             t_enter = 0.0
             t_leave = best
-            lx = ox - x0
-            ly = oy - y0
-            if dx != 0.0:
-                ta = (0.0 - lx) * inv_dx
-                tb = (grid_w - lx) * inv_dx
-                t_enter = max(t_enter, min(ta, tb))
-                t_leave = min(t_leave, max(ta, tb))
-            elif lx < 0.0 or lx > grid_w:
-                t_leave = -1.0
-            if dy != 0.0:
-                ta = (0.0 - ly) * inv_dy
-                tb = (grid_h - ly) * inv_dy
-                t_enter = max(t_enter, min(ta, tb))
-                t_leave = min(t_leave, max(ta, tb))
-            elif ly < 0.0 or ly > grid_h:
-                t_leave = -1.0
+            if not origin_inside:
+                # Clip the ray to the grid's box (slab method). From inside the grid, leaving it
+                # is caught by the walk's bounds checks.
+                if dx != 0.0:
+                    ta = (0.0 - lx) * inv_dx
+                    tb = (grid_w - lx) * inv_dx
+                    t_enter = max(t_enter, min(ta, tb))
+                    t_leave = min(t_leave, max(ta, tb))
+                elif lx < 0.0 or lx > grid_w:
+                    t_leave = -1.0
+                if dy != 0.0:
+                    ta = (0.0 - ly) * inv_dy
+                    tb = (grid_h - ly) * inv_dy
+                    t_enter = max(t_enter, min(ta, tb))
+                    t_leave = min(t_leave, max(ta, tb))
+                elif ly < 0.0 or ly > grid_h:
+                    t_leave = -1.0
             if t_enter <= t_leave:
-                sx = lx + t_enter * dx
-                sy = ly + t_enter * dy
-                cx = min(max(int(math.floor(sx / cell)), 0), nx - 1)
-                cy = min(max(int(math.floor(sy / cell)), 0), ny - 1)
+                if origin_inside:
+                    cx = origin_cx
+                    cy = origin_cy
+                else:
+                    cx = min(max(int(math.floor((lx + t_enter * dx) * inv_cell)), 0), nx - 1)
+                    cy = min(max(int(math.floor((ly + t_enter * dy) * inv_cell)), 0), ny - 1)
                 step_x = 1 if dx > 0 else -1
                 step_y = 1 if dy > 0 else -1
                 t_max_x = math.inf if dx == 0.0 else ((cx + (1 if dx > 0.0 else 0)) * cell - lx) * inv_dx
@@ -343,47 +363,47 @@ def _cast_scan(
                         if t_x <= t_y:
                             t_cell = t_x
                             cx += step_x * (room + 1)
-                            cy = int(math.floor((ly + t_cell * dy) / cell))
+                            cy = int(math.floor((ly + t_cell * dy) * inv_cell))
                         else:
                             t_cell = t_y
                             cy += step_y * (room + 1)
-                            cx = int(math.floor((lx + t_cell * dx) / cell))
+                            cx = int(math.floor((lx + t_cell * dx) * inv_cell))
                         if t_cell >= best or t_cell > t_leave or cx < 0 or cy < 0 or cx >= nx or cy >= ny:
                             break
                         t_max_x = math.inf if dx == 0.0 else ((cx + (1 if dx > 0.0 else 0)) * cell - lx) * inv_dx
                         t_max_y = math.inf if dy == 0.0 else ((cy + (1 if dy > 0.0 else 0)) * cell - ly) * inv_dy
                         continue
-                    for k in range(starts[c], starts[c + 1]):
-                        s = items[k]
-                        if segment_bits[s] & mask:
-                            kind = segment_kinds[s]
-                            if kind == HORIZONTAL:
-                                # y = const: one multiplication instead of the general solve.
-                                t = math.inf
-                                if dy != 0.0:
-                                    along = (segment_axis[s, 0] - oy) * inv_dy
-                                    if along >= 0.0:
-                                        x = ox + along * dx
-                                        if segment_axis[s, 1] <= x <= segment_axis[s, 2]:
-                                            t = along
-                            elif kind == VERTICAL:
-                                t = math.inf
-                                if dx != 0.0:
-                                    along = (segment_axis[s, 0] - ox) * inv_dx
-                                    if along >= 0.0:
-                                        y = oy + along * dy
-                                        if segment_axis[s, 1] <= y <= segment_axis[s, 2]:
-                                            t = along
-                            else:
-                                t = _ray_segment(ox, oy, dx, dy, segments[s, 0], segments[s, 1], segments[s, 2], segments[s, 3])
-                            if t < best - TIE_TOLERANCE:
+                    for s in range(starts[c], starts[c + 1]):  # segment data is stored per item
+                        if check_bits and not segment_bits[s] & mask:
+                            continue
+                        kind = segment_kinds[s]
+                        if kind == HORIZONTAL:
+                            # y = const: one multiplication instead of the general solve.
+                            t = math.inf
+                            if dy != 0.0:
+                                along = (segment_axis[s, 0] - oy) * inv_dy
+                                if along >= 0.0:
+                                    x = ox + along * dx
+                                    if segment_axis[s, 1] <= x <= segment_axis[s, 2]:
+                                        t = along
+                        elif kind == VERTICAL:
+                            t = math.inf
+                            if dx != 0.0:
+                                along = (segment_axis[s, 0] - ox) * inv_dx
+                                if along >= 0.0:
+                                    y = oy + along * dy
+                                    if segment_axis[s, 1] <= y <= segment_axis[s, 2]:
+                                        t = along
+                        else:
+                            t = _ray_segment(ox, oy, dx, dy, segments[s, 0], segments[s, 1], segments[s, 2], segments[s, 3])
+                        if t < best - TIE_TOLERANCE:
+                            best = t
+                            best_tag = segment_tags[s]
+                        elif t <= best + TIE_TOLERANCE:
+                            # As close as the best: both are hit (tags are bit sets, merged).
+                            if t < best:
                                 best = t
-                                best_tag = segment_tags[s]
-                            elif t <= best + TIE_TOLERANCE:
-                                # As close as the best: both are hit (tags are bit sets, merged).
-                                if t < best:
-                                    best = t
-                                best_tag = segment_tags[s] if best_tag < 0 else best_tag | segment_tags[s]
+                            best_tag = segment_tags[s] if best_tag < 0 else best_tag | segment_tags[s]
                     if has_fixed:
                         for k in range(polygon_starts[c], polygon_starts[c + 1]):
                             p = polygon_items[k]
@@ -466,7 +486,7 @@ def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - 
 def _cast_scans(
     origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
-    clearance,
+    clearance, all_segment_bits,
     fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
     fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
     polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
@@ -519,10 +539,10 @@ def _cast_scans(
         _cast_scan(
             ox, oy, headings[scan], beam_starts[scan], beam_starts[scan + 1], local_cos, local_sin, reach, mask,
             segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
-            clearance,
+            clearance, all_segment_bits,
             fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
             fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-            polygons, polygon_counts, polygon_tags, near_polygons, near_polygon_count,
+            polygons, polygon_counts, polygon_tags, polygon_radii, near_polygons, near_polygon_count,
             circles, circle_tags, near_circles, near_circle_count,
             out_ranges, out_tags,
         )
@@ -602,6 +622,14 @@ class StaticScene:
             np.ascontiguousarray(circle_boxes), self.x0, self.y0, self.cell, self.nx, self.ny
         )
         self.walk_grid = count > 0
+        # The walk reads each cell's segments in a row: their data is copied in cell order.
+        self.item_segments = np.ascontiguousarray(self.segments[self.items])
+        self.item_kinds = np.ascontiguousarray(self.segment_kinds[self.items])
+        self.item_axis = np.ascontiguousarray(self.segment_axis[self.items])
+        self.item_bits = np.ascontiguousarray(self.bits[self.items])
+        self.item_tags = np.ascontiguousarray(self.tags[self.items])
+        #: Every segment's bits together (-1 when one has none, which forces the per-segment test).
+        self.all_segment_bits = -1 if (self.bits == 0).any() else int(np.bitwise_or.reduce(self.bits, initial=0))
         self.clearance = _clearance(self.starts, self.polygon_starts, self.circle_starts, self.nx, self.ny)
 
 
@@ -744,9 +772,9 @@ def cast_scans(
     fixed = scene.fixed
     _cast_scans(
         origins_x, origins_y, headings, batch.beam_starts, batch.local_cos, batch.local_sin, batch.max_ranges, batch.masks,
-        scene.segments, scene.segment_kinds, scene.segment_axis, scene.bits, scene.tags,
+        scene.item_segments, scene.item_kinds, scene.item_axis, scene.item_bits, scene.item_tags,
         scene.x0, scene.y0, scene.cell, scene.nx, scene.ny,
-        scene.starts, scene.items, scene.walk_grid, scene.clearance,
+        scene.starts, scene.items, scene.walk_grid, scene.clearance, scene.all_segment_bits,
         fixed.polygons, fixed.polygon_counts, fixed.polygon_bits, fixed.polygon_tags,
         scene.polygon_starts, scene.polygon_items,
         fixed.circles, fixed.circle_bits, fixed.circle_tags, scene.circle_starts, scene.circle_items,
