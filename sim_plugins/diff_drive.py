@@ -64,11 +64,13 @@ class DiffDrive(ModelPlugin):
             from sim_plugins.tf_broadcast import broadcaster_for, transform
             from sim_plugins.tf_broadcast import update_transform
             from sim_server.ros.conversions import set_stamp
+            from sim_server.ros.subscriber_check import SubscriberCheck
 
             self._set_stamp = set_stamp
             self._update_transform = update_transform
             if enable_twist:
                 self._twist_publisher = node.create_publisher(TwistStamped, self.context.topic(twist_topic), 10)
+                self._twist_listened = SubscriberCheck(self._twist_publisher)
                 self._twist_message = TwistStamped()
                 self._twist_message.header.frame_id = self.odometry.child_frame_id
             if self.enable_tf:
@@ -113,7 +115,7 @@ class DiffDrive(ModelPlugin):
             self.last_twist = (self.linear + noise[0], self.angular + noise[1])
         else:
             self.last_twist = (self.linear, self.angular)
-        if self._twist_publisher is not None and self._twist_publisher.get_subscription_count():
+        if self._twist_publisher is not None and self._twist_listened():
             message = self._twist_message
             self._set_stamp(message.header, time.time_ns)
             message.twist.linear.x, message.twist.angular.z = self.last_twist

@@ -45,9 +45,11 @@ class Gps(ModelPlugin):
 
             from sim_plugins.tf_broadcast import broadcaster_for, transform
             from sim_server.ros.conversions import time_msg
+            from sim_server.ros.subscriber_check import SubscriberCheck
 
             self._time_msg = time_msg
             self._publisher = node.create_publisher(NavSatFix, self.context.topic(topic), 10)
+            self._listened = SubscriberCheck(self._publisher)
             message = NavSatFix()
             message.header.frame_id = self.frame_id
             message.status.status = NavSatStatus.STATUS_FIX
@@ -69,7 +71,7 @@ class Gps(ModelPlugin):
         if not self.timer.check(time):
             return
         publisher = self._publisher
-        if publisher is not None and publisher.get_subscription_count() == 0:
+        if publisher is not None and not self._listened():
             return
         self.last_fix = self.fix()
         if publisher is not None:

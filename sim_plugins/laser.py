@@ -86,9 +86,11 @@ class Laser(ModelPlugin):
 
         from sim_plugins.tf_broadcast import broadcaster_for, transform
         from sim_server.ros.conversions import time_msg
+        from sim_server.ros.subscriber_check import SubscriberCheck
 
         self._time_msg = time_msg
         self._publisher = node.create_publisher(LaserScan, self.context.topic(topic), SCAN_QUEUE_DEPTH)
+        self._listened = SubscriberCheck(self._publisher)
         message = LaserScan()
         message.header.frame_id = self.frame_id
         message.angle_min = self.angle_min
@@ -113,7 +115,7 @@ class Laser(ModelPlugin):
         if not self.timer.check(time):
             return False
         publisher = self._publisher
-        return publisher is None or self.always_publish or publisher.get_subscription_count() > 0
+        return publisher is None or self.always_publish or self._listened()
 
     def before_physics_step(self, time: TimeKeeper) -> None:
         if self._due(time):

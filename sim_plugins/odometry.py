@@ -83,6 +83,7 @@ class OdometryPublisher:
             from nav_msgs.msg import Odometry
 
             from sim_server.ros.conversions import set_pose_msg, set_stamp
+            from sim_server.ros.subscriber_check import SubscriberCheck
 
             self._set_pose = set_pose_msg
             self._set_stamp = set_stamp
@@ -94,6 +95,7 @@ class OdometryPublisher:
             for message, frame in ((truth_message, self.ground_truth_frame_id), (odometry_message, self.odom_frame_id)):
                 message.header.frame_id = frame
                 message.child_frame_id = self.child_frame_id
+            self._listened = tuple(SubscriberCheck(publisher) for publisher in self._publishers)
             odometry_message.pose.covariance = self.pose_covariance
             odometry_message.twist.covariance = self.twist_covariance
             self._messages = (truth_message, odometry_message)
@@ -125,14 +127,14 @@ class OdometryPublisher:
     @property
     def listened(self) -> bool:
         """Whether anybody subscribes to either odometry topic."""
-        return self._publishers is not None and any(p.get_subscription_count() for p in self._publishers)
+        return self._publishers is not None and any(listened() for listened in self._listened)
 
     def publish(self, truth: OdometryState, noisy: OdometryState) -> None:
         """Publish ground truth, then the noisy odometry, to whoever subscribes."""
         if self._publishers is None:
             return
-        for publisher, message, state in zip(self._publishers, self._messages, (truth, noisy)):
-            if publisher.get_subscription_count():
+        for publisher, listened, message, state in zip(self._publishers, self._listened, self._messages, (truth, noisy)):
+            if listened():
                 publisher.publish(self._fill(message, state))
 
     def close(self) -> None:

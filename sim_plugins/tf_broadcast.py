@@ -18,6 +18,7 @@ from tf2_msgs.msg import TFMessage
 
 from sim_server.core.geometry import Pose2D
 from sim_server.ros.conversions import set_stamp, time_msg
+from sim_server.ros.subscriber_check import SubscriberCheck
 
 TF_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                     durability=DurabilityPolicy.VOLATILE)
@@ -54,6 +55,7 @@ class TfBroadcaster:
     def __init__(self, node: Node) -> None:
         self._node = node
         self._tf = node.create_publisher(TFMessage, "/tf", TF_QOS)
+        self._tf_listened = SubscriberCheck(self._tf)
         self._static = node.create_publisher(TFMessage, "/tf_static", TF_STATIC_QOS)
         self._static_transforms: dict[str, TransformStamped] = {}
         self._static_users: dict[str, int] = {}
@@ -62,7 +64,7 @@ class TfBroadcaster:
     @property
     def listened(self) -> bool:
         """Whether anybody subscribes to /tf (publishing to nobody is skipped)."""
-        return self._tf.get_subscription_count() > 0
+        return self._tf_listened()
 
     def send(self, transforms: Iterable[TransformStamped]) -> None:
         """Publish changing transforms on /tf (nothing while nobody listens)."""

@@ -1,0 +1,33 @@
+"""SubscriberCheck asks rclpy again only after its refresh period."""
+
+from __future__ import annotations
+
+from sim_server.ros import subscriber_check
+from sim_server.ros.subscriber_check import SubscriberCheck
+
+
+class CountingPublisher:
+    def __init__(self) -> None:
+        self.subscribers = 0
+        self.asked = 0
+
+    def get_subscription_count(self) -> int:
+        self.asked += 1
+        return self.subscribers
+
+
+def test_refreshes_after_the_period(monkeypatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(subscriber_check.time, "monotonic", lambda: now[0])
+    publisher = CountingPublisher()
+    listened = SubscriberCheck(publisher)
+    assert not listened() and publisher.asked == 1
+    publisher.subscribers = 1
+    assert not listened() and publisher.asked == 1  # trusted until the period ends
+    now[0] += subscriber_check.SUBSCRIBER_REFRESH_PERIOD
+    assert listened() and publisher.asked == 2
+    publisher.subscribers = 0
+    now[0] += subscriber_check.SUBSCRIBER_REFRESH_PERIOD / 2
+    assert listened()
+    now[0] += subscriber_check.SUBSCRIBER_REFRESH_PERIOD
+    assert not listened() and publisher.asked == 3
