@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import struct
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, Pose2D as Pose2DMsg
@@ -15,6 +16,19 @@ def time_msg(time_ns: int) -> Time:
     """A builtin_interfaces/Time for ``time_ns`` nanoseconds."""
     sec, nanosec = divmod(time_ns, NANOSECONDS_PER_SECOND)
     return Time(sec=sec, nanosec=nanosec)
+
+
+#: rosgraph_msgs/Clock serialized (CDR, little-endian): the encapsulation header, then the
+#: stamp's sec (int32) and nanosec (uint32).
+_CLOCK_CDR = struct.Struct("<4siI")
+_CDR_LITTLE_ENDIAN = b"\x00\x01\x00\x00"
+
+
+def clock_cdr(time_ns: int) -> bytes:
+    """A serialized rosgraph_msgs/Clock at ``time_ns`` nanoseconds, for ``publish`` (which sends
+    bytes as they are: no message object to build and convert, every step)."""
+    sec, nanosec = divmod(time_ns, NANOSECONDS_PER_SECOND)
+    return _CLOCK_CDR.pack(_CDR_LITTLE_ENDIAN, sec, nanosec)
 
 
 def set_stamp(header, time_ns: int) -> None:

@@ -31,11 +31,13 @@ from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.ros import logging_bridge
+from sim_server.ros.conversions import clock_cdr
 from sim_server.ros.executor import CachedWaitSetExecutor
 from sim_server.ros.levels import LevelsInterface
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
 from sim_server.ros.services import WorldServices
 from sim_server.ros.state_datapacks import StateDatapacks
+from sim_server.ros.subscriber_check import SubscriberCheck
 from sim_server.ros.visualization import DebugVisualization
 from sim_server.ros.world_control import STATS_PUB_PERIOD, WorldControl
 
@@ -77,7 +79,7 @@ class SimServerNode(Node):
             self.destroy_node()
             raise
         self._clock_publisher = self.create_publisher(Clock, "/clock", 10)
-        self._clock_msg = Clock()
+        self._clock_listened = SubscriberCheck(self._clock_publisher)
         self.world.after_step_hooks.insert(0, self._publish_clock)
         self.world.time.paused = self.params.start_paused
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
@@ -119,11 +121,9 @@ class SimServerNode(Node):
 
     # ------------------------------------------------------------------ per-step work
     def _publish_clock(self, timekeeper: TimeKeeper) -> None:
-        if not self._clock_publisher.get_subscription_count():
+        if not self._clock_listened():
             return  # nobody follows sim time yet: a subscriber gets the next step's
-        stamp = self._clock_msg.clock
-        stamp.sec, stamp.nanosec = divmod(timekeeper.time_ns, NANOSECONDS_PER_SECOND)
-        self._clock_publisher.publish(self._clock_msg)
+        self._clock_publisher.publish(clock_cdr(timekeeper.time_ns))
 
     def _on_pause_changed(self, paused: bool) -> None:
         self.get_logger().info("simulation paused" if paused else "simulation resumed")
@@ -175,7 +175,8 @@ class SimServerNode(Node):
         self._window_wall, self._window_sim_ns = now, self.world.time.time_ns
         self.pacer.restart()
         try:
-            while self.context.ok() and not (stop is not None and stop()):
+            running = self.context.ok()
+            while running and not (stop is not None and stop()):
                 if self.paused:
                     self.world.idle()
                 else:
@@ -192,10 +193,12 @@ class SimServerNode(Node):
                     next_stats_message = now + STATS_PUB_PERIOD
                 if self.paused:
                     self._serve_until(executor, now + PAUSED_TICK)
+                    running = self.context.ok()
                 elif now >= next_service:
                     deadline = self.pacer.next_deadline() if self.pacer.paced else now
                     self._serve_until(executor, deadline)
                     next_service = now + max(FAST_MODE_SERVICE_PERIOD, self._poll_cost / MAX_SERVICE_SHARE)
+                    running = self.context.ok()  # a shutdown is noticed when callbacks are served
                 elif self.pacer.paced:
                     pause = self.pacer.next_deadline() - time.monotonic()
                     if pause > 0.0:
