@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 from Box2D import b2
@@ -13,6 +14,29 @@ from sim_server.core.layer import BodyRef
 from sim_server.core.model_file import BodySpec, FootprintSpec, JointSpec, ModelSpec
 
 _BODY_TYPES = {"static": b2.staticBody, "kinematic": b2.kinematicBody, "dynamic": b2.dynamicBody}
+#: Distinct (footprint, collision bits) whose Box2D fixture definitions are kept for reuse.
+FIXTURE_DEF_CACHE_SIZE = 4096
+
+
+@functools.lru_cache(maxsize=FIXTURE_DEF_CACHE_SIZE)
+def _fixture_def(footprint: FootprintSpec, category_bits: int) -> b2.fixtureDef:
+    """The Box2D fixture definition of a footprint (Box2D copies it, so one serves every body:
+    models loaded again and again by levels skip pybox2d's slow keyword construction)."""
+    if footprint.shape == "circle":
+        shape = b2.circleShape(pos=footprint.center, radius=footprint.radius)
+    else:
+        shape = b2.polygonShape(vertices=list(footprint.points))
+    fixture = b2.fixtureDef(
+        shape=shape,
+        density=footprint.density,
+        friction=footprint.friction,
+        restitution=footprint.restitution,
+        isSensor=footprint.sensor,
+    )
+    fixture.filter.categoryBits = category_bits
+    fixture.filter.maskBits = category_bits
+    fixture.filter.groupIndex = 0
+    return fixture
 
 
 class ModelBody:
@@ -102,30 +126,16 @@ class Model:
 
     def _create_body(self, spec: BodySpec, model_pose: Pose2D, bits: list[int]) -> None:
         pose = model_pose.compose(spec.pose)
-        body = self._physics.CreateBody(
-            type=_BODY_TYPES[spec.body_type],
-            position=(pose.x, pose.y),
-            angle=pose.theta,
-            linearDamping=spec.linear_damping,
-            angularDamping=spec.angular_damping,
-        )
+        definition = b2.bodyDef()
+        definition.type = _BODY_TYPES[spec.body_type]
+        definition.position = (pose.x, pose.y)
+        definition.angle = pose.theta
+        definition.linearDamping = spec.linear_damping
+        definition.angularDamping = spec.angular_damping
+        body = self._physics.CreateBody(definition)
         body.userData = BodyRef(self, spec.name)
         for footprint, category_bits in zip(spec.footprints, bits):
-            if footprint.shape == "circle":
-                shape = b2.circleShape(pos=footprint.center, radius=footprint.radius)
-            else:
-                shape = b2.polygonShape(vertices=list(footprint.points))
-            fixture = b2.fixtureDef(
-                shape=shape,
-                density=footprint.density,
-                friction=footprint.friction,
-                restitution=footprint.restitution,
-                isSensor=footprint.sensor,
-            )
-            fixture.filter.categoryBits = category_bits
-            fixture.filter.maskBits = category_bits
-            fixture.filter.groupIndex = 0
-            body.CreateFixture(fixture)
+            body.CreateFixture(_fixture_def(footprint, category_bits))
         self.bodies[spec.name] = ModelBody(self, spec, body)
 
     def _create_joint(self, spec: JointSpec) -> None:
