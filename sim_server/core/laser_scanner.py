@@ -30,9 +30,25 @@ LAYOUT_CACHE_SIZE = 8
 
 
 class _ModelShapes:
-    """A model's non-sensor footprints in body frames, ready for batch transformation."""
+    """A model's non-sensor footprints in body frames, ready for batch transformation.
 
-    def __init__(self, model: "Model") -> None:
+    Args:
+        model: the model.
+        like: the shapes of another instance of the same model spec: their body-frame arrays are
+            shared (all instances of a spec have the same footprints), only the bodies differ.
+    """
+
+    def __init__(self, model: "Model", like: "_ModelShapes | None" = None) -> None:
+        if like is not None:
+            self.bodies = [body.physics_body for body in model.bodies.values()]
+            self.fixed = like.fixed
+            self._placed = None
+            for name in (
+                "polygons", "polygon_counts", "polygon_bits", "polygon_body", "polygon_radii",
+                "circles", "circle_bits", "circle_body",
+            ):
+                setattr(self, name, getattr(like, name))
+            return
         polygons, polygon_counts, polygon_bits, polygon_body = [], [], [], []
         circles, circle_bits, circle_body = [], [], []
         self.bodies: list["b2.body"] = []
@@ -61,6 +77,7 @@ class _ModelShapes:
         self.polygon_counts = np.array(polygon_counts, dtype=np.int64)
         self.polygon_bits = np.array(polygon_bits, dtype=np.int64)
         self.polygon_body = np.array(polygon_body, dtype=np.int64)
+        self.polygon_radii = bounding_radii(self.polygons)
         self.circles = np.array(circles, dtype=np.float64).reshape(-1, 3)
         self.circle_bits = np.array(circle_bits, dtype=np.int64)
         self.circle_body = np.array(circle_body, dtype=np.int64)
@@ -77,23 +94,11 @@ class _ModelShapes:
 
     def in_world(self) -> MovingShapes:
         """The shapes at their bodies' current poses (world frame)."""
-        transforms = np.array(
-            [(b.position[0], b.position[1], math.cos(b.angle), math.sin(b.angle)) for b in self.bodies]
-        ).reshape(-1, 4)
-        t = transforms[self.polygon_body]
-        local = self.polygons
-        polygons = np.empty_like(local)
-        polygons[:, :, 0] = t[:, None, 0] + t[:, None, 2] * local[:, :, 0] - t[:, None, 3] * local[:, :, 1]
-        polygons[:, :, 1] = t[:, None, 1] + t[:, None, 3] * local[:, :, 0] + t[:, None, 2] * local[:, :, 1]
-        t = transforms[self.circle_body]
-        local = self.circles
-        circles = np.empty_like(local)
-        circles[:, 0] = t[:, 0] + t[:, 2] * local[:, 0] - t[:, 3] * local[:, 1]
-        circles[:, 1] = t[:, 1] + t[:, 3] * local[:, 0] + t[:, 2] * local[:, 1]
-        circles[:, 2] = local[:, 2]
+        poses = np.array([(*body.position, body.angle) for body in self.bodies], dtype=np.float64).reshape(-1, 3)
+        polygons, circles = place_shapes(poses, self.polygons, self.polygon_body, self.circles, self.circle_body)
         return MovingShapes(
             polygons, self.polygon_counts, self.polygon_bits, self.polygon_bits,
-            circles, self.circle_bits, self.circle_bits,
+            circles, self.circle_bits, self.circle_bits, self.polygon_radii,
         )
 
 
@@ -166,6 +171,8 @@ class ScanScene:
         self._moving: MovingShapes | None = None
         self._moving_at = -1
         self._layouts: "dict[tuple[int, ...], tuple[list[LaserScanner], ScanBatch]]" = {}
+        #: Per model spec, the shapes of its first instance (later instances share the arrays).
+        self._by_spec: "dict[int, tuple[object, _ModelShapes]]" = {}
         world.add_listener(self)
 
     # ------------------------------------------------------------------ WorldListener
@@ -222,7 +229,10 @@ class ScanScene:
     def _shapes(self, model: "Model") -> _ModelShapes:
         shapes = self._models.get(id(model))
         if shapes is None:
-            shapes = self._models[id(model)] = _ModelShapes(model)
+            template = self._by_spec.get(id(model.spec))
+            shapes = self._models[id(model)] = _ModelShapes(model, template[1] if template else None)
+            if template is None:
+                self._by_spec[id(model.spec)] = (model.spec, shapes)  # holding the spec keeps its id unique
             if shapes.fixed:
                 self._fixed = None
             else:
