@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -93,9 +93,9 @@ class LevelManager:
         self._level_models = {name for level in self.levels for name in level.models}
         self._level_pieces = {id(piece) for level in self.levels for _, piece in level.pieces}
         self._active = np.zeros(len(self.levels), dtype=bool)
-        # Performers' positions at the last full check and how far each may move before the
-        # next one is needed (m, along x or y).
-        self._anchors: dict[str, tuple[float, float, float]] = {}
+        # Performers' models and positions at the last full check and how far each may move
+        # before the next one is needed (m, along x or y).
+        self._anchors: dict[str, tuple[Any, float, float, float]] = {}
         self._entries = {entry.name: entry for entry in self.spec.models}
         self._reset_performers()
 
@@ -142,38 +142,31 @@ class LevelManager:
         self._anchors = {}
 
     # ------------------------------------------------------------------ streaming
-    def _positions(self) -> dict[str, tuple[float, float]]:
-        positions = {}
-        for performer in self.performers.values():
-            model = self.world.models.get(performer.model)
-            if model is not None:
-                position = model.first_body.physics_body.position
-                positions[performer.model] = (position[0], position[1])
-        return positions
-
-    def _still_inside(self, positions: dict[str, tuple[float, float]]) -> bool:
+    def _still_inside(self) -> bool:
         """Whether no performer can have touched or left a zone since the last full check."""
-        anchors = self._anchors
-        if not anchors or anchors.keys() != positions.keys():
-            return False
-        for name, (x, y) in positions.items():
-            ax, ay, reach = anchors[name]
-            if max(abs(x - ax), abs(y - ay)) >= reach:
+        for model, anchor_x, anchor_y, reach in self._anchors.values():
+            bodies = model.bodies
+            if not bodies:
+                return False  # the model was removed
+            x, y = next(iter(bodies.values())).physics_body.position
+            if max(abs(x - anchor_x), abs(y - anchor_y)) >= reach:
                 return False
-        return True
+        return bool(self._anchors)
 
     def update(self, _time: object = None) -> None:
         """Load the levels performers touch and unload the others (a before-step hook)."""
-        if not self.enabled or not self.levels:
+        if not self.enabled or not self.levels or self._still_inside():
             return
-        positions = self._positions()
-        if self._still_inside(positions):
-            return
+        if not self.performers and not self._active.any():
+            return  # nobody to load levels for, and none loaded
         zones = self._zones
         active = np.zeros(len(self.levels), dtype=bool)
         anchors = {}
-        for name, (x, y) in positions.items():
-            performer = self.performers[name]
+        for name, performer in self.performers.items():
+            model = self.world.models.get(performer.model)
+            if model is None:
+                continue
+            x, y = model.first_body.physics_body.position
             half_x, half_y = 0.5 * performer.size_x, 0.5 * performer.size_y
             # Overlap of the performer's box with each zone along x and y (negative: a gap).
             overlap_x = np.minimum(x + half_x - zones[:, 0], zones[:, 2] - (x - half_x))
@@ -182,8 +175,9 @@ class LevelManager:
             active |= touching
             # Moving less than this along x and y keeps every zone touched or untouched.
             margin = np.where(touching, np.minimum(overlap_x, overlap_y), np.maximum(-overlap_x, -overlap_y))
-            anchors[name] = (x, y, float(margin.min()))
-        self._anchors = anchors
+            anchors[name] = (model, x, y, float(margin.min()))
+        # While a performer's model is missing, check fully every step until it is back.
+        self._anchors = anchors if len(anchors) == len(self.performers) else {}
         if not np.array_equal(active, self._active):
             self._apply(active)
 
