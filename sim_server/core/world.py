@@ -12,6 +12,7 @@ This is the in-process API of the simulator; the ROS node is a thin layer over i
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 from dataclasses import dataclass
@@ -141,6 +142,10 @@ class World:
                     world._file_models[entry.model_path] = load_model_file(entry.model_path, world.preprocessor)
             except ConfigError as exc:
                 raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
+        # The world's description stays as it is until close(): keep the cyclic garbage
+        # collector from walking it on every full collection (with 10,000 models in levels, a
+        # pause of about 50 ms every few seconds of streaming). close() hands it back.
+        gc.freeze()
         world._populate()
         return world
 
@@ -264,6 +269,7 @@ class World:
             listener.on_model_removed(model)
         self.plugins.unload_model_plugins(model)
         del self.models[name]
+        self.levels.forget_model(name)
         with self.plugins.removing(body.physics_body for body in model.bodies.values()):
             model.destroy()
 
@@ -378,6 +384,7 @@ class World:
             for layer in self.layers:
                 layer.destroy()
         self.layers.clear()
+        gc.unfreeze()
 
 
 def _check_pose(pose: Pose2D) -> None:
