@@ -95,13 +95,16 @@ class LevelManager:
         self._active = np.zeros(len(self.levels), dtype=bool)
         # Performers' models and positions at the last full check and how far each may move
         # before the next one is needed (m, along x or y).
-        self._anchors: dict[str, tuple[Any, float, float, float]] = {}
+        self._anchors: dict[str, tuple[Any, Any, float, float, float]] = {}
+        #: Per anchored performer, its body and the box it may move in without a full check (m).
+        self._safe_boxes: list[tuple[Any, float, float, float, float]] = []
         self._entries = {entry.name: entry for entry in self.spec.models}
         self._reset_performers()
 
     def _reset_performers(self) -> None:
         self.performers = {p.ref: Performer(p.name, p.ref, p.size_x, p.size_y) for p in self.spec.performers}
         self._anchors = {}
+        self._safe_boxes = []
 
     # ------------------------------------------------------------------ ownership
     def owns_model(self, name: str) -> bool:
@@ -133,6 +136,7 @@ class LevelManager:
         performer = Performer(model_name, model_name, size_x, size_y)
         self.performers[model_name] = performer
         self._anchors = {}  # a new performer: check fully at the next step
+        self._safe_boxes = []
         return performer
 
     def resize_performer(self, model_name: str, size_x: float, size_y: float) -> None:
@@ -140,23 +144,27 @@ class LevelManager:
         performer = self.performers[model_name]
         performer.size_x, performer.size_y = size_x, size_y
         self._anchors = {}
+        self._safe_boxes = []
 
     # ------------------------------------------------------------------ streaming
-    def _still_inside(self) -> bool:
-        """Whether no performer can have touched or left a zone since the last full check."""
-        for model, anchor_x, anchor_y, reach in self._anchors.values():
-            bodies = model.bodies
-            if not bodies:
-                return False  # the model was removed
-            x, y = next(iter(bodies.values())).physics_body.position
-            if max(abs(x - anchor_x), abs(y - anchor_y)) >= reach:
-                return False
-        return bool(self._anchors)
+    def forget_model(self, name: str) -> None:
+        """The model ``name`` leaves the world: a performer's body must not be read any more."""
+        if name in self._anchors:
+            self._anchors = {}
+            self._safe_boxes = []
 
     def update(self, _time: object = None) -> None:
         """Load the levels performers touch and unload the others (a before-step hook)."""
-        if not self.enabled or not self.levels or self._still_inside():
+        if not self.enabled or not self.levels:
             return
+        boxes = self._safe_boxes
+        if boxes:
+            for body, low_x, low_y, high_x, high_y in boxes:
+                x, y = body.position
+                if not (low_x < x < high_x and low_y < y < high_y):
+                    break
+            else:
+                return  # no performer can have touched or left a zone since the last full check
         if not self.performers and not self._active.any():
             return  # nobody to load levels for, and none loaded
         zones = self._zones
@@ -166,7 +174,8 @@ class LevelManager:
             model = self.world.models.get(performer.model)
             if model is None:
                 continue
-            x, y = model.first_body.physics_body.position
+            body = model.first_body.physics_body
+            x, y = body.position
             half_x, half_y = 0.5 * performer.size_x, 0.5 * performer.size_y
             # Overlap of the performer's box with each zone along x and y (negative: a gap).
             overlap_x = np.minimum(x + half_x - zones[:, 0], zones[:, 2] - (x - half_x))
@@ -175,9 +184,12 @@ class LevelManager:
             active |= touching
             # Moving less than this along x and y keeps every zone touched or untouched.
             margin = np.where(touching, np.minimum(overlap_x, overlap_y), np.maximum(-overlap_x, -overlap_y))
-            anchors[name] = (model, x, y, float(margin.min()))
+            anchors[name] = (model, body, x, y, float(margin.min()))
         # While a performer's model is missing, check fully every step until it is back.
         self._anchors = anchors if len(anchors) == len(self.performers) else {}
+        self._safe_boxes = [
+            (body, x - reach, y - reach, x + reach, y + reach) for _, body, x, y, reach in self._anchors.values()
+        ]
         if not np.array_equal(active, self._active):
             self._apply(active)
 
@@ -221,6 +233,7 @@ class LevelManager:
         """Forget every loaded level and run-time performer (the world reloads them)."""
         self._reset_performers()
         self._anchors = {}
+        self._safe_boxes = []
         changed: dict[int, Layer] = {}
         for level in self.levels:
             level.loaded = False
