@@ -103,9 +103,9 @@ class _Batch:
         self.items.append(item)
         self.plugins.append(item.plugin)
 
-    def discard(self, gone: set[int]) -> None:
-        """Forget the plugins whose loaded records' ids are in ``gone``."""
-        self.items = [item for item in self.items if id(item) not in gone]
+    def discard(self, gone: "set[_LoadedPlugin]") -> None:
+        """Forget the plugins in ``gone``."""
+        self.items = [item for item in self.items if item not in gone]
         self.plugins = [item.plugin for item in self.items]
 
 
@@ -125,6 +125,8 @@ class PluginManager:
         self._batches: dict[str, dict[type, _Batch]] = {hook: {} for hook in _BATCHABLE_HOOKS}
         #: Classes whose batch raised: their plugins run one by one from then on.
         self._unbatched: dict[str, set[type]] = {hook: set() for hook in _BATCHABLE_HOOKS}
+        #: Plugins unloaded or disabled since the hook lists were last compacted.
+        self._gone: set[_LoadedPlugin] = set()
         self._contact_plugins: dict[int, list[_LoadedPlugin]] = {}
         self._contact_listener: _ContactDispatcher | None = None
 
@@ -197,7 +199,7 @@ class PluginManager:
     def unload_model_plugins(self, model: "Model") -> None:
         """Shut down and forget the plugins of ``model``."""
         items = self._by_model.pop(id(model), [])
-        self._forget({id(item) for item in items})
+        self._forget(items)
         self._contact_plugins.pop(id(model), None)
         for item in reversed(items):
             self._shutdown(item)
@@ -228,11 +230,16 @@ class PluginManager:
         """Shut down every world plugin (model plugins go with their models)."""
         for item in reversed(self._world_plugins):
             self._shutdown(item)
-        self._forget({id(item) for item in self._world_plugins})
+        self._forget(self._world_plugins)
         self._world_plugins.clear()
 
-    def _forget(self, gone: set[int]) -> None:
-        """Take the loaded plugins whose ids are in ``gone`` out of every hook and batch."""
+    def _forget(self, items: Iterable[_LoadedPlugin]) -> None:
+        """Take ``items`` out of every hook and batch before hooks run next (models leaving one
+        after another cost one pass over the hook lists, not one each)."""
+        self._gone.update(items)
+
+    def _compact(self) -> None:
+        gone, self._gone = self._gone, set()
         for hook in _HOOKS:
             kept = []
             for owner, function in self._hooks[hook]:
@@ -241,7 +248,7 @@ class PluginManager:
                     if not owner.items:
                         del self._batches[hook][owner.plugin_class]
                         continue
-                elif id(owner) in gone:
+                elif owner in gone:
                     continue
                 kept.append((owner, function))
             self._hooks[hook] = kept
@@ -257,7 +264,7 @@ class PluginManager:
             exc,
             exc_info=exc,
         )
-        self._forget({id(item)})
+        self._forget([item])
         model = item.context.model
         if model is not None and id(model) in self._contact_plugins:
             self._contact_plugins[id(model)] = [i for i in self._contact_plugins[id(model)] if i is not item]
@@ -275,6 +282,8 @@ class PluginManager:
         )
         self._unbatched[hook].add(batch.plugin_class)
         self._batches[hook].pop(batch.plugin_class, None)
+        if self._gone:
+            self._compact()
         calls = []
         for owner, function in self._hooks[hook]:
             if owner is batch:
@@ -284,10 +293,17 @@ class PluginManager:
         self._hooks[hook] = calls
 
     def _run(self, hook: str, argument: Any) -> None:
+        if self._gone:
+            self._compact()
         for owner, function in self._hooks[hook]:
+            if self._gone and owner in self._gone:
+                continue  # left during this very pass (a model deleted by an earlier hook)
             try:
                 if owner.__class__ is _Batch:
-                    function(owner.plugins, argument)
+                    plugins = owner.plugins
+                    if self._gone:
+                        plugins = [item.plugin for item in owner.items if item not in self._gone]
+                    function(plugins, argument)
                 else:
                     function(argument)
             except Exception as exc:
@@ -309,6 +325,8 @@ class PluginManager:
     @property
     def has_update_hooks(self) -> bool:
         """Whether any world plugin takes part in the pre/post-update phases."""
+        if self._gone:
+            self._compact()
         return bool(self._hooks["pre_update"] or self._hooks["post_update"])
 
     def pre_update(self, info: UpdateInfo) -> None:
