@@ -42,7 +42,6 @@ class _ModelShapes:
         if like is not None:
             self.bodies = [body.physics_body for body in model.bodies.values()]
             self.fixed = like.fixed
-            self._placed = None
             for name in (
                 "polygons", "polygon_counts", "polygon_bits", "polygon_body", "polygon_radii",
                 "circles", "circle_bits", "circle_body",
@@ -72,7 +71,6 @@ class _ModelShapes:
                     polygon_bits.append(bits)
                     polygon_body.append(body_index)
         self.fixed = all(body.type == b2.staticBody for body in self.bodies)
-        self._placed: MovingShapes | None = None
         self.polygons = np.array(polygons, dtype=np.float64).reshape(-1, MAX_VERTICES, 2)
         self.polygon_counts = np.array(polygon_counts, dtype=np.int64)
         self.polygon_bits = np.array(polygon_bits, dtype=np.int64)
@@ -82,60 +80,36 @@ class _ModelShapes:
         self.circle_bits = np.array(circle_bits, dtype=np.int64)
         self.circle_body = np.array(circle_body, dtype=np.int64)
 
-    def placed(self) -> MovingShapes:
-        """The shapes in the world, computed once for a model that does not move."""
-        if self._placed is None:
-            self._placed = self.in_world()
-        return self._placed
-
-    def forget_placement(self) -> None:
-        """The model was moved: compute its world shapes anew."""
-        self._placed = None
-
-    def in_world(self) -> MovingShapes:
-        """The shapes at their bodies' current poses (world frame)."""
-        poses = np.array([(*body.position, body.angle) for body in self.bodies], dtype=np.float64).reshape(-1, 3)
-        polygons, circles = place_shapes(poses, self.polygons, self.polygon_body, self.circles, self.circle_body)
-        return MovingShapes(
-            polygons, self.polygon_counts, self.polygon_bits, self.polygon_bits,
-            circles, self.circle_bits, self.circle_bits, self.polygon_radii,
-        )
-
-
-def _concatenate(parts: list[MovingShapes]) -> MovingShapes:
-    if not parts:
-        return MovingShapes.empty()
-    if len(parts) == 1:
-        return parts[0]
-    return MovingShapes(*(np.concatenate([getattr(p, f) for p in parts]) for f in MovingShapes.__dataclass_fields__))
-
 
 class _MovingTable:
-    """The footprints of every moving model in body frames, stacked, with one list of their bodies:
-    placing all of them in the world is one vectorised transform.
+    """The footprints of some models in body frames, stacked, with one list of their bodies:
+    placing all of them in the world is one compiled call.
 
     Args:
-        models: the moving models' shapes.
+        models: the models' shapes.
     """
 
     def __init__(self, models: list[_ModelShapes]) -> None:
-        self.bodies: list["b2.body"] = []
-        polygon_body, circle_body = [], []
-        for shapes in models:
-            first = len(self.bodies)
-            self.bodies.extend(shapes.bodies)
-            polygon_body.append(shapes.polygon_body + first)
-            circle_body.append(shapes.circle_body + first)
+        self.bodies: list["b2.body"] = [body for shapes in models for body in shapes.bodies]
+        body_offsets = np.cumsum([0] + [len(shapes.bodies) for shapes in models[:-1]], dtype=np.int64)
+
         def stack(name: str, empty: np.ndarray) -> np.ndarray:
             return np.concatenate([getattr(m, name) for m in models] + [empty])
+
+        def body_indices(name: str) -> np.ndarray:
+            # Each model's body indices are its own; shift them by the bodies before it.
+            local = stack(name, np.zeros(0, dtype=np.int64))
+            counts = [len(getattr(m, name)) for m in models]
+            return local + np.repeat(body_offsets, counts) if len(local) else local
+
         self.polygons = stack("polygons", np.zeros((0, MAX_VERTICES, 2)))
         self.polygon_counts = stack("polygon_counts", np.zeros(0, dtype=np.int64))
         self.polygon_bits = stack("polygon_bits", np.zeros(0, dtype=np.int64))
-        self.polygon_radii = bounding_radii(self.polygons)
+        self.polygon_radii = stack("polygon_radii", np.zeros(0))
+        self.polygon_body = body_indices("polygon_body")
         self.circles = stack("circles", np.zeros((0, 3)))
         self.circle_bits = stack("circle_bits", np.zeros(0, dtype=np.int64))
-        self.polygon_body = np.concatenate(polygon_body + [np.zeros(0, dtype=np.int64)])
-        self.circle_body = np.concatenate(circle_body + [np.zeros(0, dtype=np.int64)])
+        self.circle_body = body_indices("circle_body")
 
     def in_world(self) -> MovingShapes:
         """Every footprint at its body's current pose (world frame)."""
@@ -194,7 +168,6 @@ class ScanScene:
         """A model was placed somewhere else: a cached static model must be re-gathered."""
         shapes = self._models.get(id(model))
         if shapes is not None and shapes.fixed:
-            shapes.forget_placement()
             self._fixed = None
         self._moving_at = -1
 
@@ -260,7 +233,8 @@ class ScanScene:
     def _fixed_part(self) -> MovingShapes:
         if self._fixed is None:
             self._gather_all()
-            self._fixed = _concatenate([shapes.placed() for shapes in self._models.values() if shapes.fixed])
+            # Placed together, in one compiled call (levels change this set as they load).
+            self._fixed = _MovingTable([shapes for shapes in self._models.values() if shapes.fixed]).in_world()
         return self._fixed
 
     def layout(self, scanners: "list[LaserScanner]") -> ScanBatch:
