@@ -4,11 +4,17 @@ Layers are drawn once (edges as a line list) and latched; models are redrawn at
 ``viz_pub_rate`` (circles as cylinders, polygons as closed line strips, joints as lines from
 each body to its anchor). Topics are ``~/debug/layer/<name>`` and ``~/debug/model/<name>``
 (names made valid topic tokens, see :func:`topic_token`); their list is on ``~/debug/topics``.
+
+Models come and go often with level streaming, and creating a publisher costs about 0.2 ms: a
+removed model's publisher keeps its DELETEALL latched and is kept for :data:`PARK_TIME` seconds
+(at most :data:`MAX_PARKED` of them), so a model that comes back, by the same name, gets it
+again. The topic list is republished once per round of changes, not once per model.
 """
 
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
@@ -33,8 +39,11 @@ VIZ_FRAME = "map"
 LINE_WIDTH = 0.02
 #: Height of drawn cylinders (m).
 CYLINDER_HEIGHT = 0.01
-#: How long (s, wall time) a deleted model's topic keeps its DELETEALL latched before it goes.
-RETIRE_DELAY = 2.0
+#: How long (s, wall time) a deleted model's publisher is kept, its DELETEALL latched, for a
+#: model of the same name to reuse before the topic goes.
+PARK_TIME = 60.0
+#: Most publishers of deleted models kept at once (the oldest go first).
+MAX_PARKED = 1000
 
 LATCHED_QOS = QoSProfile(
     depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
@@ -152,7 +161,9 @@ class DebugVisualization:
         self._topics: dict[str, str] = {}  # key ("layer/<name>" / "model/<name>") -> topic
         self._layer_publishers: dict[int, Publisher] = {}
         self._model_publishers: dict[str, tuple[Publisher, ModelMarkers]] = {}
-        self._retired: list[tuple[float, Publisher]] = []
+        #: Publishers of deleted models by model name, oldest first, with the wall time they go.
+        self._parked: OrderedDict[str, tuple[float, Publisher]] = OrderedDict()
+        self._topics_changed = False
         self._topic_list_publisher = node.create_publisher(DebugTopicList, "~/debug/topics", LATCHED_QOS)
         for layer in world.layers:
             publisher = self._create_publisher(f"layer/{layer.name}")
@@ -179,12 +190,17 @@ class DebugVisualization:
 
     # ------------------------------------------------------------------ WorldListener
     def on_model_added(self, model: Model) -> None:
-        """Create the model's topic and draw it."""
-        publisher = self._create_publisher(f"model/{model.name}")
+        """Create the model's topic (or take back its parked one) and draw it."""
+        parked = self._parked.pop(model.name, None)
+        if parked is not None:
+            publisher = parked[1]
+            self._topics[f"model/{model.name}"] = publisher.topic_name
+        else:
+            publisher = self._create_publisher(f"model/{model.name}")
         markers = ModelMarkers(model)
         self._model_publishers[model.name] = (publisher, markers)
         publisher.publish(markers.update(self._clock_ns()))
-        self._publish_topic_list()
+        self._topics_changed = True
 
     def on_layers_changed(self, layers: list[Layer]) -> None:
         """Redraw layers whose pieces (tiles, or the whole layer) were loaded or unloaded."""
@@ -194,32 +210,32 @@ class DebugVisualization:
                 publisher.publish(layer_markers(layer, self._clock_ns()))
 
     def on_model_removed(self, model: Model) -> None:
-        """Erase the model's markers and retire its topic after :data:`RETIRE_DELAY` seconds."""
+        """Erase the model's markers and park its publisher (see the module doc)."""
         entry = self._model_publishers.pop(model.name, None)
         if entry is None:
             return
         publisher, _ = entry
         publisher.publish(delete_all_markers())
-        self._retired.append((time.monotonic() + RETIRE_DELAY, publisher))
+        self._parked[model.name] = (time.monotonic() + PARK_TIME, publisher)
+        while len(self._parked) > MAX_PARKED:
+            self._node.destroy_publisher(self._parked.popitem(last=False)[1][1])
         self._topics.pop(f"model/{model.name}", None)
-        self._publish_topic_list()
+        self._topics_changed = True
 
     # ------------------------------------------------------------------ periodic work
     def publish_models(self) -> None:
-        """Redraw every model that has subscribers; retire expired topics."""
+        """Redraw every model that has subscribers, republish a changed topic list and let
+        parked publishers past their time go."""
         stamp_ns = self._clock_ns()
         for publisher, markers in self._model_publishers.values():
             if publisher.get_subscription_count() > 0:
                 publisher.publish(markers.update(stamp_ns))
-        if self._retired:
-            now = time.monotonic()
-            keep = []
-            for deadline, publisher in self._retired:
-                if deadline <= now:
-                    self._node.destroy_publisher(publisher)
-                else:
-                    keep.append((deadline, publisher))
-            self._retired = keep
+        if self._topics_changed:
+            self._topics_changed = False
+            self._publish_topic_list()
+        now = time.monotonic()
+        while self._parked and next(iter(self._parked.values()))[0] <= now:
+            self._node.destroy_publisher(self._parked.popitem(last=False)[1][1])
 
     def close(self) -> None:
         """Stop listening to the world and destroy every publisher."""
@@ -228,9 +244,9 @@ class DebugVisualization:
             self._node.destroy_publisher(publisher)
         for publisher, _ in self._model_publishers.values():
             self._node.destroy_publisher(publisher)
-        for _, publisher in self._retired:
+        for _, publisher in self._parked.values():
             self._node.destroy_publisher(publisher)
         self._node.destroy_publisher(self._topic_list_publisher)
         self._layer_publishers.clear()
         self._model_publishers.clear()
-        self._retired.clear()
+        self._parked.clear()

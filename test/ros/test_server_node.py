@@ -128,6 +128,14 @@ def test_debug_markers_follow_models(harness: Harness) -> None:
     harness.run_until(lambda: model_arrays[-1].markers[0].action == Marker.DELETEALL, "marker deletion")
     harness.run_until(lambda: "/sim_server/debug/model/turtlebot1" not in topic_lists[-1], "topic list update")
 
+    # A model coming back by the same name draws on the same (kept) topic.
+    publishers = len(list(harness.server.publishers))
+    spawned = harness.call(SpawnModel, "/spawn_model", SpawnModel.Request(yaml_path="person.model.yaml", name="turtlebot1"))
+    assert spawned.success, spawned.message
+    harness.run_until(lambda: model_arrays[-1].markers[0].action == Marker.ADD, "markers of the model back")
+    harness.run_until(lambda: "/sim_server/debug/model/turtlebot1" in topic_lists[-1], "topic list update")
+    assert len(list(harness.server.publishers)) == publishers
+
 
 def test_world_path_is_required(ros_context) -> None:
     with pytest.raises(ConfigError, match='parameter "world_path" is required'):
