@@ -23,8 +23,10 @@ Scenarios:
 ``--quick`` (what ``make bench`` runs) does one run of each with shorter windows and scales to
 100 robots; without it every scenario runs ``--repeats`` times and the scaling goes to 1,000.
 
-Figures go to a table and to ``bench/results/<timestamp>.json``. Reference figures (Flatland C++
-on this machine kind, from the issue tracker) are printed beside ours as ratios.
+Figures go to a table, a list of the issue tracker's targets (met or not) and to
+``bench/results/<timestamp>.json`` with a picture beside it (``.png``: the targets' margins, the
+cost per robot, and the main targets over the earlier results in the folder). Reference figures
+(Flatland C++ on this machine kind, from the issue tracker) are printed beside ours as ratios.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from typing import Callable
 import numpy as np
 
 from bench.node_runner import run_node
+from bench.plot import earlier_results, render
+from bench.targets import TARGETS, describe
 from sim_server.core import World
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -264,29 +268,30 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}: {m['rtf']:.2f}x real time, {m['ms_per_step']:.2f} ms/step, start-up {m['startup_s']:.1f} s")
     print(f"peak RSS {peak_rss_mib:.0f} MiB; medians of {args.repeats} runs of {args.seconds:g} s.")
 
+    result = {
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "repeats": args.repeats,
+        "seconds": args.seconds,
+        "medians": medians,
+        "laser": laser,
+        "runs": runs,
+        "laser_runs": laser_runs,
+        "levels": levels,
+        "scale": scale,
+        "level_runs": level_runs,
+        "reference_rtf": REFERENCE_RTF,
+        "peak_rss_mib": peak_rss_mib,
+    }
+    print("\ntargets")
+    for target in TARGETS:
+        print(f"  {describe(target, result)}")
+    result["targets"] = {target.name: {"value": target.value(result), "met": target.met(result)} for target in TARGETS}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     out = RESULTS_DIR / time.strftime("%Y%m%d-%H%M%S.json")
-    out.write_text(
-        json.dumps(
-            {
-                "machine": platform.platform(),
-                "python": platform.python_version(),
-                "repeats": args.repeats,
-                "seconds": args.seconds,
-                "medians": medians,
-                "laser": laser,
-                "runs": runs,
-                "laser_runs": laser_runs,
-                "levels": levels,
-                "scale": scale,
-                "level_runs": level_runs,
-                "reference_rtf": REFERENCE_RTF,
-                "peak_rss_mib": peak_rss_mib,
-            },
-            indent=2,
-        )
-    )
-    print(f"results written to {out.relative_to(REPO_ROOT)}")
+    out.write_text(json.dumps(result, indent=2))
+    picture = render(result, out.with_suffix(".png"), earlier_results(RESULTS_DIR, out))
+    print(f"results written to {out.relative_to(REPO_ROOT)} and {picture.relative_to(REPO_ROOT)}")
     return 0
 
 
