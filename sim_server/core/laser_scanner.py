@@ -16,6 +16,7 @@ import numpy as np
 from Box2D import b2
 
 from sim_server.core.geometry import Pose2D
+from sim_server.core.model import fixture_def, footprint_bits
 from sim_server.core.raycast import (
     MAX_VERTICES, MovingShapes, ScanBatch, StaticScene, bounding_radii, cast_scans, place_shapes,
 )
@@ -81,6 +82,116 @@ class _ModelShapes:
         self.circle_body = np.array(circle_body, dtype=np.int64)
 
 
+def _concatenate(parts: list[MovingShapes]) -> MovingShapes:
+    parts = [part for part in parts if len(part.polygons) or len(part.circles)] or parts[:1]
+    if len(parts) == 1:
+        return parts[0]
+    return MovingShapes(*(np.concatenate([getattr(p, f) for p in parts]) for f in MovingShapes.__dataclass_fields__))
+
+
+class _LevelStatics:
+    """The footprints of every static model that levels load and unload, placed once, exactly as
+    Box2D places them (its float32 poses and vertices), so that a level change only shows or
+    hides them in the lasers' static scene instead of rebuilding it.
+
+    Args:
+        world: a world with levels enabled.
+    """
+
+    def __init__(self, world: "World") -> None:
+        polygons, polygon_counts, polygon_bits, polygon_body, polygon_owner = [], [], [], [], []
+        circles, circle_bits, circle_body, circle_owner = [], [], [], []
+        poses: list[tuple[float, float, float]] = []
+        #: Model name -> (spec, first body's float32 pose, polygon range, circle range, index).
+        self.entries: dict[str, tuple[object, tuple[float, float, float], tuple[int, int], tuple[int, int], int]] = {}
+        for entry in world.spec.models:
+            if not world.levels.owns_model(entry.name):
+                continue
+            spec = world.file_model(entry.model_path)
+            if not spec.bodies or any(body.body_type != "static" for body in spec.bodies):
+                continue
+            first_polygon, first_circle = len(polygons), len(circles)
+            index = len(self.entries)
+            first_position = None
+            for body in spec.bodies:
+                pose = entry.pose.compose(body.pose)
+                # Box2D keeps positions and angles in single precision.
+                x, y, theta = (float(np.float32(v)) for v in (pose.x, pose.y, pose.theta))
+                first_position = first_position or (x, y, theta)
+                body_index = len(poses)
+                poses.append((x, y, theta))
+                for footprint in body.footprints:
+                    if footprint.sensor:
+                        continue
+                    bits = footprint_bits(footprint, world.collision_filter)
+                    shape = fixture_def(footprint, bits).shape  # Box2D's own vertices
+                    if footprint.shape == "circle":
+                        circles.append((shape.pos[0], shape.pos[1], shape.radius))
+                        circle_bits.append(bits)
+                        circle_body.append(body_index)
+                        circle_owner.append(index)
+                    else:
+                        points = list(shape.vertices)
+                        polygons.append(points + [points[0]] * (MAX_VERTICES - len(points)))
+                        polygon_counts.append(len(points))
+                        polygon_bits.append(bits)
+                        polygon_body.append(body_index)
+                        polygon_owner.append(index)
+            self.entries[entry.name] = (
+                spec, first_position, (first_polygon, len(polygons)), (first_circle, len(circles)), index
+            )
+        local_polygons = np.array(polygons, dtype=np.float64).reshape(-1, MAX_VERTICES, 2)
+        local_circles = np.array(circles, dtype=np.float64).reshape(-1, 3)
+        placed_polygons, placed_circles = place_shapes(
+            np.array(poses, dtype=np.float64).reshape(-1, 3), local_polygons,
+            np.array(polygon_body, dtype=np.int64), local_circles, np.array(circle_body, dtype=np.int64),
+        )
+        #: Each shape's collision bits while its model is loaded.
+        self.polygon_bits = np.array(polygon_bits, dtype=np.int64)
+        self.circle_bits = np.array(circle_bits, dtype=np.int64)
+        #: The shapes as the static scene holds them: bits 0 (unseen) while not loaded.
+        self.shapes = MovingShapes(
+            placed_polygons, np.array(polygon_counts, dtype=np.int64), np.zeros_like(self.polygon_bits),
+            self.polygon_bits.copy(), placed_circles, np.zeros_like(self.circle_bits), self.circle_bits.copy(),
+        )
+        self.polygon_owner = np.array(polygon_owner, dtype=np.int64)
+        self.circle_owner = np.array(circle_owner, dtype=np.int64)
+        #: Per model, whether it is loaded (its shapes seen).
+        self.loaded = np.zeros(len(self.entries), dtype=bool)
+        self._changed = False
+
+    def owns(self, model: "Model") -> bool:
+        """Whether ``model`` is a level's static model where its level put it."""
+        entry = self.entries.get(model.name)
+        if entry is None or model.spec is not entry[0]:
+            return False
+        body = model.first_body.physics_body
+        return (*body.position, body.angle) == entry[1]
+
+    @property
+    def shown(self) -> set[str]:
+        """The names of the models whose shapes are seen."""
+        return {name for name, entry in self.entries.items() if self.loaded[entry[4]]}
+
+    def show(self, name: str, shown: bool) -> None:
+        """Make the model ``name``'s shapes seen, or not, from the next :meth:`apply` on."""
+        self.loaded[self.entries[name][4]] = shown
+        self._changed = True
+
+    def apply(self, static_fixed: "MovingShapes | None") -> None:
+        """Write which shapes are seen into these shapes and the static scene's copy of them
+        (it starts with them); one pass over all, however many models came or went."""
+        if not self._changed:
+            return
+        self._changed = False
+        polygon_bits = np.where(self.loaded[self.polygon_owner], self.polygon_bits, 0)
+        circle_bits = np.where(self.loaded[self.circle_owner], self.circle_bits, 0)
+        for shapes in (self.shapes, static_fixed):
+            if shapes is not None:
+                shapes.polygon_bits[: len(polygon_bits)] = polygon_bits
+                shapes.circle_bits[: len(circle_bits)] = circle_bits
+
+
 class _MovingTable:
     """The footprints of some models in body frames, stacked, with one list of their bodies:
     placing all of them in the world is one compiled call.
@@ -138,9 +249,12 @@ class ScanScene:
         self._world = world
         self._static: StaticScene | None = None
         self._static_version: tuple[int, int] | None = None
-        self._models: dict[int, _ModelShapes] = {}
+        #: Per model, its shapes (None for a level's static model, seen through the level statics).
+        self._models: dict[int, _ModelShapes | None] = {}
         self._movers: dict[int, _ModelShapes] = {}
         self._fixed: MovingShapes | None = None
+        levels = world.levels
+        self._level_statics = _LevelStatics(world) if levels.enabled and levels.levels else None
         self._table: _MovingTable | None = None
         self._moving: MovingShapes | None = None
         self._moving_at = -1
@@ -156,6 +270,10 @@ class ScanScene:
 
     def on_model_removed(self, model: "Model") -> None:
         """Forget the model's shapes."""
+        if id(model) in self._models and self._models[id(model)] is None:
+            del self._models[id(model)]
+            self._show_level_static(model.name, False)
+            return
         shapes = self._models.pop(id(model), None)
         if shapes is not None and shapes.fixed:
             self._fixed = None
@@ -166,10 +284,19 @@ class ScanScene:
 
     def on_model_moved(self, model: "Model") -> None:
         """A model was placed somewhere else: a cached static model must be re-gathered."""
+        if id(model) in self._models and self._models[id(model)] is None:
+            # A level's static model moved away from where its level put it: from now on it is
+            # gathered from Box2D like any other.
+            del self._models[id(model)]
+            self._show_level_static(model.name, False)
+            self._shapes(model, as_level_static=False)
         shapes = self._models.get(id(model))
         if shapes is not None and shapes.fixed:
             self._fixed = None
         self._moving_at = -1
+
+    def _show_level_static(self, name: str, shown: bool) -> None:
+        self._level_statics.show(name, shown)
 
     # ------------------------------------------------------------------ scene parts
     @property
@@ -179,6 +306,8 @@ class ScanScene:
         fixed = self._fixed_part()
         version = (self._world.static_geometry_version, id(fixed))
         if self._static is None or self._static_version != version:
+            if self._level_statics is not None:
+                fixed = _concatenate([self._level_statics.shapes, fixed])  # level statics first
             segments, bits = [], []
             for layer in self._world.layers:
                 edges = layer.loaded_edges()
@@ -197,22 +326,29 @@ class ScanScene:
             all_bits = np.concatenate(bits) if bits else np.zeros(0, dtype=np.int64)
             self._static = StaticScene(all_segments, all_bits, all_bits, fixed)
             self._static_version = version
+        if self._level_statics is not None:
+            fixed = self._static.fixed
+            self._level_statics.apply(fixed if fixed is not self._level_statics.shapes else None)
         return self._static
 
-    def _shapes(self, model: "Model") -> _ModelShapes:
-        shapes = self._models.get(id(model))
-        if shapes is None:
-            template = self._by_spec.get(id(model.spec))
-            shapes = self._models[id(model)] = _ModelShapes(model, template[1] if template else None)
-            if template is None:
-                self._by_spec[id(model.spec)] = (model.spec, shapes)  # holding the spec keeps its id unique
-            if shapes.fixed:
-                self._fixed = None
-            else:
-                self._movers[id(model)] = shapes
-                self._table = None
-            self._moving_at = -1
-        return shapes
+    def _shapes(self, model: "Model", as_level_static: bool = True) -> None:
+        """Gather a model's shapes (a level's static model only shows its precomputed ones)."""
+        if id(model) in self._models:
+            return
+        if as_level_static and self._level_statics is not None and self._level_statics.owns(model):
+            self._models[id(model)] = None  # seen through the level statics
+            self._show_level_static(model.name, True)
+            return
+        template = self._by_spec.get(id(model.spec))
+        shapes = self._models[id(model)] = _ModelShapes(model, template[1] if template else None)
+        if template is None:
+            self._by_spec[id(model.spec)] = (model.spec, shapes)  # holding the spec keeps its id unique
+        if shapes.fixed:
+            self._fixed = None
+        else:
+            self._movers[id(model)] = shapes
+            self._table = None
+        self._moving_at = -1
 
     def _gather_all(self) -> None:
         if len(self._models) != len(self._world.models):
@@ -234,7 +370,7 @@ class ScanScene:
         if self._fixed is None:
             self._gather_all()
             # Placed together, in one compiled call (levels change this set as they load).
-            self._fixed = _MovingTable([shapes for shapes in self._models.values() if shapes.fixed]).in_world()
+            self._fixed = _MovingTable([s for s in self._models.values() if s is not None and s.fixed]).in_world()
         return self._fixed
 
     def layout(self, scanners: "list[LaserScanner]") -> ScanBatch:

@@ -19,7 +19,7 @@ FIXTURE_DEF_CACHE_SIZE = 4096
 
 
 @functools.lru_cache(maxsize=FIXTURE_DEF_CACHE_SIZE)
-def _fixture_def(footprint: FootprintSpec, category_bits: int) -> b2.fixtureDef:
+def fixture_def(footprint: FootprintSpec, category_bits: int) -> b2.fixtureDef:
     """The Box2D fixture definition of a footprint (Box2D copies it, so one serves every body:
     models loaded again and again by levels skip pybox2d's slow keyword construction)."""
     if footprint.shape == "circle":
@@ -135,7 +135,7 @@ class Model:
         body = self._physics.CreateBody(definition)
         body.userData = BodyRef(self, spec.name)
         for footprint, category_bits in zip(spec.footprints, bits):
-            body.CreateFixture(_fixture_def(footprint, category_bits))
+            body.CreateFixture(fixture_def(footprint, category_bits))
         self.bodies[spec.name] = ModelBody(self, spec, body)
 
     def _create_joint(self, spec: JointSpec) -> None:

@@ -142,3 +142,83 @@ def test_static_models_are_seen_exactly() -> None:
         ranges = assert_matches_box2d(world, scanner, scene)
         assert np.isfinite(ranges).sum() > 100
     world.close()
+
+
+LEVEL_STATICS_WORLD = """
+properties: {}
+layers:
+  - {name: ground, map: ground.yaml}
+models:
+  - {name: R1, model: robot.model.yaml, pose: [-20, 0, 0]}
+  - {name: A, model: block.model.yaml, pose: [-1.3, 2.7, 0.7]}
+  - {name: B, model: block.model.yaml, pose: [2.9, -1.1, -2.1]}
+  - {name: C, model: post.model.yaml, pose: [1.7, 3.3, 0.3]}
+  - {name: D, model: block.model.yaml, pose: [0.3, -3.7, 1.1]}
+levels:
+  - {name: L1, pose: [0, 0], size: [10, 10], buffer: 2, refs: [A, B, C]}
+  - {name: L2, pose: [0, -4], size: [2, 2], buffer: 0, refs: [D]}
+performers:
+  - {name: perf1, ref: R1, size: [2, 2]}
+"""
+POST_MODEL = """
+bodies:
+  - name: post
+    type: static
+    pose: [0.1, -0.2, 0.3]
+    footprints:
+      - {type: circle, center: [0.05, 0.1], radius: 0.25, density: 1}
+      - {type: polygon, density: 1, points: [[0.3, 0.0], [0.5, 0.1], [0.35, 0.4]]}
+"""
+
+
+def test_level_static_models_are_shown_and_hidden_exactly(tmp_path) -> None:
+    """Static models of levels are placed once (as Box2D places them) and shown or hidden as
+    their levels load and unload: every beam agrees with Box2D throughout."""
+    import shutil
+
+    from sim_server.core.geometry import Pose2D
+    from sim_server.core.laser_scanner import LaserScanner, _ModelShapes, scene_of
+    from test.conftest import DATA_DIR
+
+    for name in ("ground.yaml", "ground.dat", "block.model.yaml", "robot.model.yaml"):
+        shutil.copy(DATA_DIR / "levels" / name, tmp_path / name)
+    (tmp_path / "post.model.yaml").write_text(POST_MODEL)
+    (tmp_path / "world.yaml").write_text(LEVEL_STATICS_WORLD)
+    world = World.from_file(tmp_path / "world.yaml", enable_levels=True)
+    scene = scene_of(world)
+    statics = scene._level_statics
+    assert set(statics.entries) == {"A", "B", "C", "D"}
+
+    def scan_from(x: float, y: float) -> np.ndarray:
+        world.move_model("R1", Pose2D(x, y, 0.0))
+        world.step()
+        scanner = LaserScanner(world.models["R1"].first_body.physics_body, Pose2D(), -math.pi, math.pi, 0.005, 12.0, 0xFFFF)
+        return assert_matches_box2d(world, scanner, scene)
+
+    scan_from(-20.0, 0.0)
+    assert statics.shown == set()
+    scan_from(-5.5, 0.5)  # L1 loads
+    assert statics.shown == {"A", "B", "C"}
+    for name in ("A", "B", "C"):  # placed exactly as gathering them from Box2D would
+        model = world.models[name]
+        p0, p1 = statics.entries[name][2]
+        gathered = _ModelShapes(model)
+        body_poses = [(b.position[0], b.position[1], b.angle) for b in gathered.bodies]
+        from sim_server.core.raycast import place_shapes
+
+        polygons, circles = place_shapes(
+            np.array(body_poses), gathered.polygons, gathered.polygon_body, gathered.circles, gathered.circle_body
+        )
+        assert np.array_equal(np.sort(polygons.reshape(len(polygons), -1), axis=1),
+                              np.sort(statics.shapes.polygons[p0:p1].reshape(p1 - p0, -1), axis=1))
+        c0, c1 = statics.entries[name][3]
+        assert np.array_equal(circles, statics.shapes.circles[c0:c1])
+    scan_from(0.0, -4.5)  # inside L1 and L2
+    assert statics.shown == {"A", "B", "C", "D"}
+    scan_from(-20.0, 0.0)  # both unload: nothing of them is seen
+    assert statics.shown == set()
+    scan_from(-5.5, 0.5)
+    world.move_model("B", Pose2D(-2.0, -2.0, 0.4))  # moved away from where its level put it
+    assert "B" not in statics.shown
+    scan_from(-5.0, 0.0)
+    world.close()
