@@ -23,6 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+#: Options of every compiled function: cached on disk; NumPy's error model, since every division
+#: that could be by zero is guarded (Python's model checks each division: about 5 % slower).
+JIT_OPTIONS = {"cache": True, "error_model": "numpy"}
 #: No hit: the range written for a beam that hits nothing.
 NO_HIT = math.inf
 #: Tag of a beam that hits nothing.
@@ -44,7 +47,7 @@ TIE_TOLERANCE = 1e-9
 GENERAL, HORIZONTAL, VERTICAL = 0, 1, 2
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _axis_start(offset, direction, cell_index, cell):  # pragma: no cover - compiled
     """Along one grid axis, for a line at ``offset`` from the grid origin moving ``direction`` per
     unit of t: the t of the first cell boundary ahead and the t between boundaries."""
@@ -54,7 +57,7 @@ def _axis_start(offset, direction, cell_index, cell):  # pragma: no cover - comp
     return (boundary - offset) / direction, cell / abs(direction)
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _cells_of_segment(x1, y1, x2, y2, x0, y0, cell, nx, ny, out):  # pragma: no cover - compiled
     """Write the indices of the grid cells a segment passes through into ``out``; return the count."""
     count = 0
@@ -92,7 +95,7 @@ def _cells_of_segment(x1, y1, x2, y2, x0, y0, cell, nx, ny, out):  # pragma: no 
     return count
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _build_grid(segments, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """CSR grid index: ``starts[c]:starts[c+1]`` of ``items`` are the segments in cell ``c``."""
     n = segments.shape[0]
@@ -114,7 +117,7 @@ def _build_grid(segments, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     return starts, items
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _box_cells(box, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """The range of grid cells (first column, first row, last column, last row) a box overlaps."""
     cx0 = min(max(int(math.floor((box[0] - x0) / cell)), 0), nx - 1)
@@ -124,7 +127,7 @@ def _box_cells(box, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     return cx0, cy0, cx1, cy1
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _build_box_grid(boxes, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """CSR grid index of boxes (K, 4: x_min, y_min, x_max, y_max): each in every cell it overlaps."""
     n = boxes.shape[0]
@@ -147,7 +150,7 @@ def _build_box_grid(boxes, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     return starts, items
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _clearance(starts, polygon_starts, circle_starts, nx, ny):  # pragma: no cover - compiled
     """Per cell, the Chebyshev distance (in cells) to the nearest cell holding anything: 0 for an
     occupied cell; a ray in a cell of clearance k crosses only empty cells for (k - 1) cells."""
@@ -185,7 +188,7 @@ def _clearance(starts, polygon_starts, circle_starts, nx, ny):  # pragma: no cov
     return distance
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _ray_segment(px, py, dx, dy, x1, y1, x2, y2):  # pragma: no cover - compiled
     """Distance along the unit ray to a two-sided segment, or inf (Box2D edge semantics)."""
     ex = x2 - x1
@@ -204,7 +207,7 @@ def _ray_segment(px, py, dx, dy, x1, y1, x2, y2):  # pragma: no cover - compiled
     return t
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _ray_polygon(px, py, dx, dy, verts, count, limit):  # pragma: no cover - compiled
     """Entry distance of the unit ray into a counter-clockwise convex polygon, or inf."""
     lower = 0.0
@@ -233,7 +236,7 @@ def _ray_polygon(px, py, dx, dy, verts, count, limit):  # pragma: no cover - com
     return math.inf
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
     """Entry distance of the unit ray into a circle, or inf (no hit from inside)."""
     sx = px - cx
@@ -249,7 +252,7 @@ def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
     return a
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _cast_scan(
     ox, oy, heading, first_beam, end_beam, local_cos, local_sin, max_range, mask,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
@@ -444,7 +447,7 @@ def _cast_scan(
 MAX_MOVING_GRID_SIDE = 1024
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - compiled
     """Moving shapes sorted into a grid of ``cell``-sized squares by their bounding circles.
 
@@ -482,7 +485,7 @@ def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - 
     return x0, y0, cell, nx, ny, starts, items
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def _cast_scans(
     origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
@@ -675,7 +678,7 @@ class MovingShapes:
         )
 
 
-@njit(cache=True)
+@njit(**JIT_OPTIONS)
 def place_shapes(poses, polygons, polygon_body, circles, circle_body):  # pragma: no cover - compiled
     """Shapes given in body frames, placed at their bodies' poses (``poses``: (K, 3) x, y, yaw).
 
