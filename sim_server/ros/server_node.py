@@ -37,7 +37,7 @@ from sim_server.ros.levels import LevelsInterface
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
 from sim_server.ros.services import WorldServices
 from sim_server.ros.state_datapacks import StateDatapacks
-from sim_server.ros.subscriber_check import SubscriberCheck
+from sim_server.ros.subscriber_check import SubscriberCheck, refresh_all
 from sim_server.ros.visualization import DebugVisualization
 from sim_server.ros.world_control import STATS_PUB_PERIOD, WorldControl
 
@@ -217,6 +217,7 @@ class SimServerNode(Node):
         """
         served_late = 0
         first = True
+        refresh_all()  # callbacks served: subscriber counts may have changed
         while True:
             remaining = deadline - time.monotonic()
             started = time.perf_counter()

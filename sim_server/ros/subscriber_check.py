@@ -2,9 +2,10 @@
 
 Topics nobody subscribes to are not published (building and sending a message costs far more
 than the check), but the check itself costs a middleware call of about a microsecond and a half,
-several times per step. :class:`SubscriberCheck` asks at most every
-:data:`SUBSCRIBER_REFRESH_PERIOD` wall seconds; a new subscriber is noticed within that time,
-well inside ROS discovery's own delay.
+several times per step. :class:`SubscriberCheck` asks again after
+:data:`SUBSCRIBER_REFRESH_PERIOD` wall seconds, or as soon as the server has served ROS
+callbacks since it last asked (:func:`refresh_all`): a client that subscribes, waits for the
+match and then calls ``step_world`` gets every message of those steps.
 """
 
 from __future__ import annotations
@@ -15,25 +16,35 @@ from typing import Any
 #: Wall seconds a publisher's subscriber count is trusted before it is asked again.
 SUBSCRIBER_REFRESH_PERIOD = 0.1
 
+_generation = 0
+
+
+def refresh_all() -> None:
+    """Make every check ask again at its next use (call it after serving ROS callbacks)."""
+    global _generation
+    _generation += 1
+
 
 class SubscriberCheck:
-    """Call it to learn whether ``publisher`` has at least one subscriber (refreshed every
-    :data:`SUBSCRIBER_REFRESH_PERIOD` wall seconds).
+    """Call it to learn whether ``publisher`` has at least one subscriber (asked again after
+    :data:`SUBSCRIBER_REFRESH_PERIOD` wall seconds or a :func:`refresh_all`).
 
     Args:
         publisher: an rclpy publisher.
     """
 
-    __slots__ = ("publisher", "_listened", "_next_refresh")
+    __slots__ = ("publisher", "_listened", "_next_refresh", "_generation")
 
     def __init__(self, publisher: Any) -> None:
         self.publisher = publisher
         self._listened = False
         self._next_refresh = 0.0
+        self._generation = -1
 
     def __call__(self) -> bool:
         now = time.monotonic()
-        if now >= self._next_refresh:
+        if now >= self._next_refresh or self._generation != _generation:
             self._listened = self.publisher.get_subscription_count() > 0
             self._next_refresh = now + SUBSCRIBER_REFRESH_PERIOD
+            self._generation = _generation
         return self._listened

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sim_server.ros import subscriber_check
-from sim_server.ros.subscriber_check import SubscriberCheck
+from sim_server.ros.subscriber_check import SubscriberCheck, refresh_all
 
 
 class CountingPublisher:
@@ -31,3 +31,14 @@ def test_refreshes_after_the_period(monkeypatch) -> None:
     assert listened()
     now[0] += subscriber_check.SUBSCRIBER_REFRESH_PERIOD
     assert not listened() and publisher.asked == 3
+
+
+def test_refreshes_after_callbacks_were_served(monkeypatch) -> None:
+    monkeypatch.setattr(subscriber_check.time, "monotonic", lambda: 100.0)
+    publisher = CountingPublisher()
+    listened = SubscriberCheck(publisher)
+    assert not listened()
+    publisher.subscribers = 1
+    assert not listened()  # within the period, nothing served: trusted
+    refresh_all()
+    assert listened() and publisher.asked == 2

@@ -122,6 +122,12 @@ def recorded_run(context, seed: int) -> list:
         harness.client.create_subscription(Odometry, "/odometry/filtered", lambda m: received.append(("odom", m)), reliable)
         command = harness.client.create_publisher(Twist, "/cmd_vel", 1)
         harness.run_until(lambda: command.get_subscription_count() > 0, "cmd_vel subscriber")
+        cleaner = harness.server.world.models["cleaner1"]
+        laser = harness.server.world.plugins.find(cleaner, "laser_front")
+        drive = harness.server.world.plugins.find(cleaner, "cleaner_drive")
+        harness.run_until(  # the server sees both subscriptions before the first step, as a client waits for
+            lambda: laser._publisher.get_subscription_count() > 0 and drive.odometry.listened, "scan and odometry matched"
+        )
         twist = Twist()
         twist.linear.x, twist.angular.z = 0.6, 0.3
         command.publish(twist)
