@@ -208,6 +208,24 @@ def _ray_segment(px, py, dx, dy, x1, y1, x2, y2):  # pragma: no cover - compiled
 
 
 @njit(**JIT_OPTIONS)
+def _ray_axis_segment(origin, direction, inverse, origin_along, direction_along, level, low, high):  # pragma: no cover
+    """Distance along the unit ray to an axis-aligned segment, or inf: the segment lies on the line
+    where one coordinate is ``level`` (the ray's ``origin``, ``direction`` and its ``inverse``
+    along that axis) and spans [``low``, ``high``] in the other (``origin_along``,
+    ``direction_along``). One multiplication instead of the general solve; map edges are all
+    axis-aligned."""
+    if direction == 0.0:
+        return math.inf  # parallel: no hit, as in Box2D
+    t = (level - origin) * inverse
+    if t < 0.0:
+        return math.inf
+    crossing = origin_along + t * direction_along
+    if low <= crossing <= high:
+        return t
+    return math.inf
+
+
+@njit(**JIT_OPTIONS)
 def _ray_polygon(px, py, dx, dy, verts, count, limit):  # pragma: no cover - compiled
     """Entry distance of the unit ray into a counter-clockwise convex polygon, or inf."""
     lower = 0.0
@@ -381,22 +399,13 @@ def _cast_scan(
                             continue
                         kind = segment_kinds[s]
                         if kind == HORIZONTAL:
-                            # y = const: one multiplication instead of the general solve.
-                            t = math.inf
-                            if dy != 0.0:
-                                along = (segment_axis[s, 0] - oy) * inv_dy
-                                if along >= 0.0:
-                                    x = ox + along * dx
-                                    if segment_axis[s, 1] <= x <= segment_axis[s, 2]:
-                                        t = along
+                            t = _ray_axis_segment(
+                                oy, dy, inv_dy, ox, dx, segment_axis[s, 0], segment_axis[s, 1], segment_axis[s, 2]
+                            )
                         elif kind == VERTICAL:
-                            t = math.inf
-                            if dx != 0.0:
-                                along = (segment_axis[s, 0] - ox) * inv_dx
-                                if along >= 0.0:
-                                    y = oy + along * dy
-                                    if segment_axis[s, 1] <= y <= segment_axis[s, 2]:
-                                        t = along
+                            t = _ray_axis_segment(
+                                ox, dx, inv_dx, oy, dy, segment_axis[s, 0], segment_axis[s, 1], segment_axis[s, 2]
+                            )
                         else:
                             t = _ray_segment(ox, oy, dx, dy, segments[s, 0], segments[s, 1], segments[s, 2], segments[s, 3])
                         if t < best - TIE_TOLERANCE:
