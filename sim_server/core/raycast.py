@@ -208,6 +208,19 @@ def _ray_segment(px, py, dx, dy, x1, y1, x2, y2):  # pragma: no cover - compiled
 
 
 @njit(**JIT_OPTIONS)
+def _slab(offset, direction, inverse, size, t_enter, t_leave):  # pragma: no cover - compiled
+    """Narrow the ray's span [t_enter, t_leave] to where it lies within [0, size] along one axis
+    (``offset`` from the grid's origin, ``direction`` and its ``inverse``); empty: t_leave < 0."""
+    if direction != 0.0:
+        ta = (0.0 - offset) * inverse
+        tb = (size - offset) * inverse
+        return max(t_enter, min(ta, tb)), min(t_leave, max(ta, tb))
+    if offset < 0.0 or offset > size:
+        return t_enter, -1.0
+    return t_enter, t_leave
+
+
+@njit(**JIT_OPTIONS)
 def _ray_axis_segment(origin, direction, inverse, origin_along, direction_along, level, low, high):  # pragma: no cover
     """Distance along the unit ray to an axis-aligned segment, or inf: the segment lies on the line
     where one coordinate is ``level`` (the ray's ``origin``, ``direction`` and its ``inverse``
@@ -273,7 +286,7 @@ def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
 @njit(**JIT_OPTIONS)
 def _cast_scan(
     ox, oy, heading, first_beam, end_beam, local_cos, local_sin, max_range, mask,
-    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
+    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
     clearance, all_segment_bits,
     fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
     fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
@@ -337,20 +350,8 @@ def _cast_scan(
             if not origin_inside:
                 # Clip the ray to the grid's box (slab method). From inside the grid, leaving it
                 # is caught by the walk's bounds checks.
-                if dx != 0.0:
-                    ta = (0.0 - lx) * inv_dx
-                    tb = (grid_w - lx) * inv_dx
-                    t_enter = max(t_enter, min(ta, tb))
-                    t_leave = min(t_leave, max(ta, tb))
-                elif lx < 0.0 or lx > grid_w:
-                    t_leave = -1.0
-                if dy != 0.0:
-                    ta = (0.0 - ly) * inv_dy
-                    tb = (grid_h - ly) * inv_dy
-                    t_enter = max(t_enter, min(ta, tb))
-                    t_leave = min(t_leave, max(ta, tb))
-                elif ly < 0.0 or ly > grid_h:
-                    t_leave = -1.0
+                t_enter, t_leave = _slab(lx, dx, inv_dx, grid_w, t_enter, t_leave)
+                t_enter, t_leave = _slab(ly, dy, inv_dy, grid_h, t_enter, t_leave)
             if t_enter <= t_leave:
                 if origin_inside:
                     cx = origin_cx
@@ -497,7 +498,7 @@ def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - 
 @njit(**JIT_OPTIONS)
 def _cast_scans(
     origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
-    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
+    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
     clearance, all_segment_bits,
     fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
     fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
@@ -550,7 +551,7 @@ def _cast_scans(
         near_circles[:near_circle_count].sort()
         _cast_scan(
             ox, oy, headings[scan], beam_starts[scan], beam_starts[scan + 1], local_cos, local_sin, reach, mask,
-            segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, items, walk_grid,
+            segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
             clearance, all_segment_bits,
             fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
             fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
@@ -786,7 +787,7 @@ def cast_scans(
         origins_x, origins_y, headings, batch.beam_starts, batch.local_cos, batch.local_sin, batch.max_ranges, batch.masks,
         scene.item_segments, scene.item_kinds, scene.item_axis, scene.item_bits, scene.item_tags,
         scene.x0, scene.y0, scene.cell, scene.nx, scene.ny,
-        scene.starts, scene.items, scene.walk_grid, scene.clearance, scene.all_segment_bits,
+        scene.starts, scene.walk_grid, scene.clearance, scene.all_segment_bits,
         fixed.polygons, fixed.polygon_counts, fixed.polygon_bits, fixed.polygon_tags,
         scene.polygon_starts, scene.polygon_items,
         fixed.circles, fixed.circle_bits, fixed.circle_tags, scene.circle_starts, scene.circle_items,
