@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # Run a command inside the project environment.
 IN_ENV = source env.sh &&
 
-.PHONY: setup test demo run bench clean distclean
+.PHONY: setup test demo run bench profile clean distclean
 
 setup:
 	bash tools/setup_env.sh
@@ -30,6 +30,10 @@ run: setup
 # three times (medians) and scales to 1,000 robots.
 bench: setup
 	$(IN_ENV) python -m bench $(if $(FULL),--repeats 3,--quick)
+
+# `make profile` writes cProfile reports of the hot scenarios to bench/profiles/ (kept in git).
+profile: setup
+	$(IN_ENV) python -m bench.profile
 
 clean:
 	rm -rf build install log

@@ -109,7 +109,7 @@ def swarm_world(folder: Path, robots: int) -> Path:
     return path
 
 
-def _command_all(world: World, linear: float, angular: float) -> None:
+def command_all(world: World, linear: float, angular: float) -> None:
     for model in world.models.values():
         world.plugins.find(model, "drive").command.linear = linear
         world.plugins.find(model, "drive").command.angular = angular
@@ -120,7 +120,7 @@ def run_scaling(folder: Path, counts: list[int], steps: int) -> dict[str, dict[s
     result = {}
     for count in counts:
         world = World.from_file(swarm_world(folder, count), step_size=0.02)
-        _command_all(world, 0.3, 0.05)
+        command_all(world, 0.3, 0.05)
         world.step(5)
         started = time.perf_counter()
         world.step(steps)
@@ -160,10 +160,10 @@ def run(seconds: float, quick: bool) -> dict[str, dict]:
         results: dict[str, dict] = {
             "startup 4000x4000 map": run_startup(folder),
             "fleet: 100 robots, 720-beam 30 m lasers at 10 Hz, physics 100 Hz": run_node(
-                fleet_world(folder), seconds, 0.01, prepare=lambda world: _command_all(world, 0.8, 0.05)
+                fleet_world(folder), seconds, 0.01, prepare=lambda world: command_all(world, 0.8, 0.05)
             ),
             "swarm: 1000 robots, 32-beam 3 m sensors at 10 Hz, physics 50 Hz": run_node(
-                swarm_world(folder, 1000), seconds, 0.02, prepare=lambda world: _command_all(world, 0.3, 0.05)
+                swarm_world(folder, 1000), seconds, 0.02, prepare=lambda world: command_all(world, 0.3, 0.05)
             ),
         }
         counts = [1, 10, 100] if quick else [1, 10, 100, 1000]
