@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import logging
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from Box2D import b2
@@ -46,9 +47,23 @@ _BATCHABLE_HOOKS = ("before_physics_step", "after_physics_step")
 _CONTACT_HOOKS = ("begin_contact", "end_contact", "pre_solve", "post_solve")
 
 
-def available_plugin_types(group: str) -> dict[str, importlib.metadata.EntryPoint]:
-    """The installed plugin types of an entry point group, by name."""
-    return {entry_point.name: entry_point for entry_point in importlib.metadata.entry_points(group=group)}
+#: Entry points found per (group, sys.path): reading them means reading the metadata of every
+#: installed distribution (about 150 files here), which a thousand robots' plugins cannot each pay.
+_ENTRY_POINTS: dict[tuple[str, tuple[str, ...]], dict[str, importlib.metadata.EntryPoint]] = {}
+
+
+def available_plugin_types(group: str, refresh: bool = False) -> dict[str, importlib.metadata.EntryPoint]:
+    """The installed plugin types of an entry point group, by name.
+
+    Found once per ``sys.path`` (a package put on the path is seen at once); ``refresh`` reads
+    them again (a package installed into a folder already on the path).
+    """
+    key = (group, tuple(sys.path))
+    if refresh or key not in _ENTRY_POINTS:
+        _ENTRY_POINTS[key] = {
+            entry_point.name: entry_point for entry_point in importlib.metadata.entry_points(group=group)
+        }
+    return _ENTRY_POINTS[key]
 
 
 def _overrides(plugin: Plugin, hook: str, base: type) -> bool:
@@ -64,6 +79,8 @@ def load_plugin_class(spec: PluginSpec, group: str, base: type[Plugin], describe
     """The class registered as ``spec.plugin_type`` in ``group`` (a :class:`ConfigError` if unusable)."""
     where = f"{spec.source}: {spec.location}: {describe}"
     entry_point = available_plugin_types(group).get(spec.plugin_type)
+    if entry_point is None:
+        entry_point = available_plugin_types(group, refresh=True).get(spec.plugin_type)
     if entry_point is None:
         known = ", ".join(sorted(available_plugin_types(group))) or "none"
         raise ConfigError(f"{where}: no such plugin type is installed (entry points {group}: {known})")
