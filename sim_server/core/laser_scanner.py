@@ -239,7 +239,8 @@ class ScanScene:
 
     Models whose bodies are all static are placed once and indexed in the grid with the walls;
     the others are placed once per step however many lasers scan, and each scan tests only
-    those within its range.
+    those within its range. With levels enabled, the static models of levels are all placed and
+    indexed at the start (:class:`_LevelStatics`) and only shown or hidden as they come and go.
 
     Args:
         world: the world to sense.
