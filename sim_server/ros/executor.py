@@ -16,7 +16,8 @@ different:
   never urgent: they are waited on at most every :data:`EVENT_POLL_PERIOD` seconds (an event
   stays pending until it is taken, so none is lost).
 * Entities whose callback group cannot take them right now stay in the wait set and are skipped
-  when ready.
+  when ready. Entities destroyed by a callback served earlier in the same round are skipped too
+  (their handles refuse to be used once destruction was requested, as under rclpy's executor).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any, Callable, Generator, Optional, Union
 from rclpy.event_handler import EventHandler
 from rclpy.executors import ConditionReachedException, ExternalShutdownException, ShutdownException
 from rclpy.executors import SingleThreadedExecutor, TimeoutException
+from rclpy.exceptions import InvalidHandle
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.utilities import timeout_sec_to_nsec
 
@@ -148,6 +150,14 @@ class _Entities:
         self._in_use.close()
 
 
+def _timer_ready(timer: Any) -> bool:
+    try:
+        with timer.handle:
+            return timer.handle.is_timer_ready()
+    except InvalidHandle:  # destroyed by a callback served earlier in this round
+        return False
+
+
 def _snapshot(nodes: list[Any]) -> list[tuple[list[Any], ...]]:
     return [tuple(list(getattr(node, kind)) for kind in _KINDS) for node in nodes]
 
@@ -235,8 +245,8 @@ class CachedWaitSetExecutor(SingleThreadedExecutor):
                     if found is None:
                         continue
                     entity, node = found
-                    if take == self._take_timer and not entity.handle.is_timer_ready():
-                        continue  # a cancelled timer (rcl reports it ready)
+                    if take == self._take_timer and not _timer_ready(entity):
+                        continue  # a cancelled timer (rcl reports it ready), or one being destroyed
                     if self.can_execute(entity):
                         yielded_work = True
                         yield self._make_handler(entity, node, take), entity, node

@@ -16,6 +16,7 @@ between services a paced loop sleeps until its deadline.
 from __future__ import annotations
 
 import time
+import traceback
 from typing import Any, Callable
 
 from rcl_interfaces.msg import ParameterDescriptor
@@ -51,6 +52,15 @@ MAX_SERVICE_SHARE = 0.1
 PAUSED_TICK = 0.02
 #: Most callbacks served in one go, so a flood of requests cannot stall the simulation.
 MAX_CALLBACKS_PER_TICK = 100
+
+
+def _describe_entity(entity: Any) -> str:
+    """What a callback belongs to, for messages: ``subscription /r1/cmd_vel`` and the like."""
+    for kind, attribute in (("subscription", "topic_name"), ("service", "srv_name"), ("client", "srv_name")):
+        name = getattr(entity, attribute, None)
+        if name is not None and kind in type(entity).__name__.lower():
+            return f"{kind} {name}"
+    return type(entity).__name__ if entity is not None else "unknown"
 
 
 class SimServerNode(Node):
@@ -222,7 +232,7 @@ class SimServerNode(Node):
             remaining = deadline - time.monotonic()
             started = time.perf_counter()
             try:
-                handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0 if first else max(remaining, 0.0))
+                handler, entity, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0 if first else max(remaining, 0.0))
             except TimeoutException:
                 handler = None
             if first:
@@ -236,7 +246,14 @@ class SimServerNode(Node):
             handler()
             exception = handler.exception()
             if exception is not None:
-                raise exception
+                if isinstance(exception, (ExternalShutdownException, ShutdownException)):
+                    raise exception
+                # A plugin's (or any) callback that raises must not take the server down.
+                self.get_logger().error(
+                    f"a ROS callback ({_describe_entity(entity)}) raised; the simulation goes on: "
+                    f"{type(exception).__name__}: {exception}\n"
+                    + "".join(traceback.format_exception(type(exception), exception, exception.__traceback__))
+                )
             if remaining <= 0.0:
                 served_late += 1
                 if served_late >= MAX_CALLBACKS_PER_TICK:

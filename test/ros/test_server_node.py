@@ -137,6 +137,26 @@ def test_debug_markers_follow_models(harness: Harness) -> None:
     assert len(list(harness.server.publishers)) == publishers
 
 
+def test_a_raising_callback_does_not_stop_the_server(harness: Harness) -> None:
+    """A subscription callback that raises (a broken plugin's, say) is logged; the loop goes on."""
+    from std_msgs.msg import Empty as EmptyMsg
+
+    calls = []
+
+    def broken(_message) -> None:
+        calls.append(1)
+        raise RuntimeError("plugin callback broke")
+
+    harness.server.create_subscription(EmptyMsg, "/broken_input", broken, 10)
+    publisher = harness.client.create_publisher(EmptyMsg, "/broken_input", 10)
+    harness.run_until(lambda: publisher.get_subscription_count() > 0, "subscription match")
+    publisher.publish(EmptyMsg())
+    harness.run_until(lambda: len(calls) == 1, "the broken callback")
+    steps = harness.server.world.time.iterations
+    publisher.publish(EmptyMsg())
+    harness.run_until(lambda: len(calls) == 2 and harness.server.world.time.iterations > steps + 10, "steps after it")
+
+
 def test_world_path_is_required(ros_context) -> None:
     with pytest.raises(ConfigError, match='parameter "world_path" is required'):
         make_server(ros_context)
