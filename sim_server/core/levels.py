@@ -99,6 +99,8 @@ class LevelManager:
         #: Per anchored performer, its body and the box it may move in without a full check (m).
         self._safe_boxes: list[tuple[Any, float, float, float, float]] = []
         self._entries = {entry.name: entry for entry in self.spec.models}
+        #: The loaded model spec of each entry a level has created (looked up once).
+        self._specs: dict[str, Any] = {}
         self._reset_performers()
 
     def _reset_performers(self) -> None:
@@ -218,7 +220,10 @@ class LevelManager:
             for name in level.models:
                 if name not in self.world.models:
                     entry = self._entries[name]
-                    self.world.add_model(self.world.file_model(entry.model_path), entry.name, entry.namespace, entry.pose)
+                    spec = self._specs.get(name)
+                    if spec is None:
+                        spec = self._specs[name] = self.world.file_model(entry.model_path)
+                    self.world.add_model(spec, entry.name, entry.namespace, entry.pose)
         self._active = active.copy()
         if changed_layers:
             self.world.layers_changed(list(changed_layers.values()))
