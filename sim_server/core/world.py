@@ -146,7 +146,11 @@ class World:
         # collector from walking it on every full collection (with 10,000 models in levels, a
         # pause of about 50 ms every few seconds of streaming). close() hands it back.
         gc.freeze()
-        world._populate()
+        try:
+            world._populate()
+        except Exception:
+            gc.unfreeze()  # the world is dropped: let the collector have it
+            raise
         return world
 
     def _populate(self) -> None:
