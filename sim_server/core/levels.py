@@ -93,20 +93,15 @@ class LevelManager:
         self._level_models = {name for level in self.levels for name in level.models}
         self._level_pieces = {id(piece) for level in self.levels for _, piece in level.pieces}
         self._active = np.zeros(len(self.levels), dtype=bool)
-        # Performers' models and positions at the last full check and how far each may move
-        # before the next one is needed (m, along x or y).
-        self._anchors: dict[str, tuple[Any, Any, float, float, float]] = {}
-        #: Per anchored performer, its body and the box it may move in without a full check (m).
-        self._safe_boxes: list[tuple[Any, float, float, float, float]] = []
+        #: Per performer (by model name), its body and the box (x_min, y_min, x_max, y_max, m)
+        #: it may move in before the next full check is needed; empty: check fully.
+        self._safe_boxes: dict[str, tuple[Any, float, float, float, float]] = {}
         self._entries = {entry.name: entry for entry in self.spec.models}
-        #: The loaded model spec of each entry a level has created (looked up once).
-        self._specs: dict[str, Any] = {}
         self._reset_performers()
 
     def _reset_performers(self) -> None:
         self.performers = {p.ref: Performer(p.name, p.ref, p.size_x, p.size_y) for p in self.spec.performers}
-        self._anchors = {}
-        self._safe_boxes = []
+        self._safe_boxes = {}
 
     # ------------------------------------------------------------------ ownership
     def owns_model(self, name: str) -> bool:
@@ -137,23 +132,20 @@ class LevelManager:
             size_x, size_y = DEFAULT_PERFORMER_SIZE
         performer = Performer(model_name, model_name, size_x, size_y)
         self.performers[model_name] = performer
-        self._anchors = {}  # a new performer: check fully at the next step
-        self._safe_boxes = []
+        self._safe_boxes = {}  # a new performer: check fully at the next step
         return performer
 
     def resize_performer(self, model_name: str, size_x: float, size_y: float) -> None:
         """Change a performer's box (m)."""
         performer = self.performers[model_name]
         performer.size_x, performer.size_y = size_x, size_y
-        self._anchors = {}
-        self._safe_boxes = []
+        self._safe_boxes = {}
 
     # ------------------------------------------------------------------ streaming
     def forget_model(self, name: str) -> None:
         """The model ``name`` leaves the world: a performer's body must not be read any more."""
-        if name in self._anchors:
-            self._anchors = {}
-            self._safe_boxes = []
+        if name in self._safe_boxes:
+            self._safe_boxes = {}
 
     def update(self, _time: object = None) -> None:
         """Load the levels performers touch and unload the others (a before-step hook)."""
@@ -161,7 +153,7 @@ class LevelManager:
             return
         boxes = self._safe_boxes
         if boxes:
-            for body, low_x, low_y, high_x, high_y in boxes:
+            for body, low_x, low_y, high_x, high_y in boxes.values():
                 x, y = body.position
                 if not (low_x < x < high_x and low_y < y < high_y):
                     break
@@ -171,7 +163,7 @@ class LevelManager:
             return  # nobody to load levels for, and none loaded
         zones = self._zones
         active = np.zeros(len(self.levels), dtype=bool)
-        anchors = {}
+        boxes = {}
         for name, performer in self.performers.items():
             model = self.world.models.get(performer.model)
             if model is None:
@@ -186,12 +178,10 @@ class LevelManager:
             active |= touching
             # Moving less than this along x and y keeps every zone touched or untouched.
             margin = np.where(touching, np.minimum(overlap_x, overlap_y), np.maximum(-overlap_x, -overlap_y))
-            anchors[name] = (model, body, x, y, float(margin.min()))
+            reach = float(margin.min())
+            boxes[name] = (body, x - reach, y - reach, x + reach, y + reach)
         # While a performer's model is missing, check fully every step until it is back.
-        self._anchors = anchors if len(anchors) == len(self.performers) else {}
-        self._safe_boxes = [
-            (body, x - reach, y - reach, x + reach, y + reach) for _, body, x, y, reach in self._anchors.values()
-        ]
+        self._safe_boxes = boxes if len(boxes) == len(self.performers) else {}
         if not np.array_equal(active, self._active):
             self._apply(active)
 
@@ -220,10 +210,7 @@ class LevelManager:
             for name in level.models:
                 if name not in self.world.models:
                     entry = self._entries[name]
-                    spec = self._specs.get(name)
-                    if spec is None:
-                        spec = self._specs[name] = self.world.file_model(entry.model_path)
-                    self.world.add_model(spec, entry.name, entry.namespace, entry.pose)
+                    self.world.add_model(self.world.file_model(entry.model_path), entry.name, entry.namespace, entry.pose)
         self._active = active.copy()
         if changed_layers:
             self.world.layers_changed(list(changed_layers.values()))
@@ -237,8 +224,7 @@ class LevelManager:
     def reset(self) -> None:
         """Forget every loaded level and run-time performer (the world reloads them)."""
         self._reset_performers()
-        self._anchors = {}
-        self._safe_boxes = []
+        self._safe_boxes = {}
         changed: dict[int, Layer] = {}
         for level in self.levels:
             level.loaded = False
