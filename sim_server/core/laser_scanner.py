@@ -30,6 +30,12 @@ if TYPE_CHECKING:
 LAYOUT_CACHE_SIZE = 8
 
 
+def _padded(points: list) -> list:
+    """A polygon's vertices padded to :data:`MAX_VERTICES` by repeating the first one, so bounds
+    over all rows stay exact."""
+    return list(points) + [points[0]] * (MAX_VERTICES - len(points))
+
+
 class _ModelShapes:
     """A model's non-sensor footprints in body frames, ready for batch transformation.
 
@@ -65,9 +71,7 @@ class _ModelShapes:
                     circle_body.append(body_index)
                 elif shape.type == shape.e_polygon:
                     points = shape.vertices
-                    # Padding repeats the first vertex, so bounds over all 8 rows stay exact.
-                    vertices = np.array(list(points) + [points[0]] * (MAX_VERTICES - len(points)), dtype=np.float64)
-                    polygons.append(vertices)
+                    polygons.append(_padded(points))
                     polygon_counts.append(len(points))
                     polygon_bits.append(bits)
                     polygon_body.append(body_index)
@@ -131,8 +135,8 @@ class _LevelStatics:
                         circle_body.append(body_index)
                         circle_owner.append(index)
                     else:
-                        points = list(shape.vertices)
-                        polygons.append(points + [points[0]] * (MAX_VERTICES - len(points)))
+                        points = shape.vertices
+                        polygons.append(_padded(points))
                         polygon_counts.append(len(points))
                         polygon_bits.append(bits)
                         polygon_body.append(body_index)
@@ -271,9 +275,9 @@ class ScanScene:
 
     def on_model_removed(self, model: "Model") -> None:
         """Forget the model's shapes."""
-        if id(model) in self._models and self._models[id(model)] is None:
+        if self._seen_as_level_static(model):
             del self._models[id(model)]
-            self._show_level_static(model.name, False)
+            self._level_statics.show(model.name, False)
             return
         shapes = self._models.pop(id(model), None)
         if shapes is not None and shapes.fixed:
@@ -285,19 +289,19 @@ class ScanScene:
 
     def on_model_moved(self, model: "Model") -> None:
         """A model was placed somewhere else: a cached static model must be re-gathered."""
-        if id(model) in self._models and self._models[id(model)] is None:
+        if self._seen_as_level_static(model):
             # A level's static model moved away from where its level put it: from now on it is
             # gathered from Box2D like any other.
             del self._models[id(model)]
-            self._show_level_static(model.name, False)
+            self._level_statics.show(model.name, False)
             self._shapes(model, as_level_static=False)
         shapes = self._models.get(id(model))
         if shapes is not None and shapes.fixed:
             self._fixed = None
         self._moving_at = -1
 
-    def _show_level_static(self, name: str, shown: bool) -> None:
-        self._level_statics.show(name, shown)
+    def _seen_as_level_static(self, model: "Model") -> bool:
+        return id(model) in self._models and self._models[id(model)] is None
 
     # ------------------------------------------------------------------ scene parts
     @property
@@ -338,7 +342,7 @@ class ScanScene:
             return
         if as_level_static and self._level_statics is not None and self._level_statics.owns(model):
             self._models[id(model)] = None  # seen through the level statics
-            self._show_level_static(model.name, True)
+            self._level_statics.show(model.name, True)
             return
         template = self._by_spec.get(id(model.spec))
         shapes = self._models[id(model)] = _ModelShapes(model, template[1] if template else None)
@@ -482,14 +486,8 @@ def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> 
     if not scanners:
         return []
     batch = scene.layout(scanners)
-    poses = []
-    for scanner in scanners:
-        body, origin = scanner.body, scanner.origin
-        x, y = body.position
-        theta = body.angle
-        cos_t, sin_t = math.cos(theta), math.sin(theta)
-        poses.append((x + cos_t * origin.x - sin_t * origin.y, y + sin_t * origin.x + cos_t * origin.y, theta + origin.theta))
-    pose_array = np.array(poses, dtype=np.float64).T.copy()
+    poses = [scanner.pose() for scanner in scanners]
+    pose_array = np.array([(pose.x, pose.y, pose.theta) for pose in poses], dtype=np.float64).T.copy()
     ranges, bits = cast_scans(batch, pose_array[0], pose_array[1], pose_array[2], scene.static, scene.moving(iteration))
     hits = np.isfinite(ranges)
     starts = batch.beam_starts
