@@ -39,10 +39,14 @@ HISTORY_TARGETS = (
 MIN_MARGIN = 0.1
 
 
-def _log_x(margin: float, left: int, right: int) -> int:
+def _margin_fraction(margin: float) -> float:
+    """Where a margin sits on the drawn log scale, 0 (MIN_MARGIN) to 1 (MAX_MARGIN)."""
     clipped = min(max(margin, MIN_MARGIN), MAX_MARGIN)
-    span = math.log10(MAX_MARGIN) - math.log10(MIN_MARGIN)
-    return int(left + (right - left) * (math.log10(clipped) - math.log10(MIN_MARGIN)) / span)
+    return (math.log10(clipped) - math.log10(MIN_MARGIN)) / (math.log10(MAX_MARGIN) - math.log10(MIN_MARGIN))
+
+
+def _log_x(margin: float, left: int, right: int) -> int:
+    return int(left + (right - left) * _margin_fraction(margin))
 
 
 def _targets_panel(draw: ImageDraw.ImageDraw, font, result: Result, top: int) -> int:
@@ -104,9 +108,7 @@ def _history_panel(draw: ImageDraw.ImageDraw, font, history: list[Result], top: 
     by_name = {target.name: target for target in TARGETS}
 
     def y_of(margin: float) -> int:
-        clipped = min(max(margin, MIN_MARGIN), MAX_MARGIN)
-        span = math.log10(MAX_MARGIN) - math.log10(MIN_MARGIN)
-        return int(bottom - (bottom - upper) * (math.log10(clipped) - math.log10(MIN_MARGIN)) / span)
+        return int(bottom - (bottom - upper) * _margin_fraction(margin))
 
     draw.line([(left, y_of(1.0)), (right, y_of(1.0))], fill=INK)
     for index, name in enumerate(HISTORY_TARGETS):
