@@ -32,6 +32,7 @@ from rclpy.executors import SingleThreadedExecutor, TimeoutException
 from rclpy.exceptions import InvalidHandle
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.utilities import timeout_sec_to_nsec
+from rclpy.waitable import NumberOfEntities
 
 #: The entity lists of a node, in the order they are kept.
 _KINDS = ("subscriptions", "timers", "clients", "services", "guards", "waitables")
@@ -55,8 +56,9 @@ class _Entities:
         self.waitables: list[tuple[Any, Any]] = []
         self.event_handlers: list[tuple[Any, Any]] = []
         self._handles: dict[str, list[Any]] = {"subscription": [], "timer": [], "client": [], "service": []}
-        events = event_handler_events = 0
-        extra_subscriptions = extra_guards = extra_timers = extra_clients = extra_services = 0
+        # Entities the waitables add to the wait set (the event handlers' events apart).
+        extra = NumberOfEntities()
+        event_handler_events = 0
         for node, lists in zip(self.nodes, self.snapshot):
             subscriptions, timers, clients, services, guards, waitables = lists
             for kind, entities, by_pointer in (
@@ -66,47 +68,39 @@ class _Entities:
                 ("service", services, self.services),
             ):
                 for entity in entities:
-                    handle = entity.handle
-                    try:
-                        self._in_use.enter_context(handle)
-                    except Exception:  # noqa: BLE001 - destroyed meanwhile (InvalidHandle): skip it
-                        continue
-                    by_pointer[handle.pointer] = (entity, node)
-                    self._handles[kind].append(handle)
-            for guard in guards:
-                try:
-                    self._in_use.enter_context(guard.handle)
-                except Exception:  # noqa: BLE001
-                    continue
-                self.node_guards.append((guard, node))
+                    if self._hold(entity.handle):
+                        by_pointer[entity.handle.pointer] = (entity, node)
+                        self._handles[kind].append(entity.handle)
+            self.node_guards += [(guard, node) for guard in guards if self._hold(guard.handle)]
             for waitable in waitables:
-                try:
-                    self._in_use.enter_context(waitable)
-                except Exception:  # noqa: BLE001
+                if not self._hold(waitable):
                     continue
                 counts = waitable.get_num_entities()
                 if isinstance(waitable, EventHandler):
                     event_handler_events += counts.num_events
                     self.event_handlers.append((waitable, node))
-                    continue
-                extra_subscriptions += counts.num_subscriptions
-                extra_guards += counts.num_guard_conditions
-                extra_timers += counts.num_timers
-                extra_clients += counts.num_clients
-                extra_services += counts.num_services
-                events += counts.num_events
-                self.waitables.append((waitable, node))
+                else:
+                    extra += counts
+                    self.waitables.append((waitable, node))
         context = executor._context  # noqa: SLF001 - the executor's own context
         self._in_use.enter_context(context.handle)
         sizes = (
-            len(self._handles["subscription"]) + extra_subscriptions,
-            len(self.node_guards) + 2 + extra_guards,  # + the executor's wake and sigint guards
-            len(self._handles["timer"]) + extra_timers,
-            len(self._handles["client"]) + extra_clients,
-            len(self._handles["service"]) + extra_services,
+            len(self._handles["subscription"]) + extra.num_subscriptions,
+            len(self.node_guards) + 2 + extra.num_guard_conditions,  # + the executor's wake and sigint guards
+            len(self._handles["timer"]) + extra.num_timers,
+            len(self._handles["client"]) + extra.num_clients,
+            len(self._handles["service"]) + extra.num_services,
         )
-        self.wait_set = _rclpy.WaitSet(*sizes, events, context.handle)
-        self.wait_set_with_events = _rclpy.WaitSet(*sizes, events + event_handler_events, context.handle)
+        self.wait_set = _rclpy.WaitSet(*sizes, extra.num_events, context.handle)
+        self.wait_set_with_events = _rclpy.WaitSet(*sizes, extra.num_events + event_handler_events, context.handle)
+
+    def _hold(self, resource: Any) -> bool:
+        """Hold a handle (or waitable) in use until :meth:`release`; False if it is being destroyed."""
+        try:
+            self._in_use.enter_context(resource)
+        except InvalidHandle:
+            return False
+        return True
 
     def still_current(self, nodes: list[Any]) -> bool:
         """Whether the nodes and their entities are the ones this wait set was built for."""
