@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sim_server.core import limits as bounds
 from sim_server.core.dynamics_limits import DynamicsLimits
 from sim_server.core.plugin_api import PluginContext
 from sim_server.core.yaml_reader import YamlReader
@@ -24,21 +25,23 @@ def body_of(model: "Model", config: YamlReader, name: str, key: str = "body") ->
 
 
 def read_rate(config: YamlReader, key: str, default: float) -> float:
-    """An update rate in Hz: a number >= 0 or ``.inf``."""
+    """An update rate in Hz: a number >= 0 (at most bounds.RATE's maximum) or ``.inf`` (every step)."""
     value = config.get_any(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
-        raise config.error(f"must be a rate in Hz (a number >= 0, or .inf), got {value!r}", key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value == math.inf or bounds.RATE.contains(value)):
+        raise config.error(
+            f"must be a rate in Hz (a number >= 0 and <= {bounds.RATE.high:g}, or .inf), got {value!r}", key
+        )
     return float(value)
 
 
 def read_dynamics(config: YamlReader, key: str) -> DynamicsLimits:
     """A ``{acceleration_limit, deceleration_limit, velocity_limit}`` map (all optional, 0 = none)."""
     limits = config.get_map(key, {})
-    acceleration = limits.get_float("acceleration_limit", 0.0, minimum=0.0)
+    acceleration = limits.get_float("acceleration_limit", 0.0, within=bounds.DYNAMICS_LIMIT)
     result = DynamicsLimits(
         acceleration_limit=acceleration,
-        deceleration_limit=limits.get_float("deceleration_limit", acceleration, minimum=0.0),
-        velocity_limit=limits.get_float("velocity_limit", 0.0, minimum=0.0),
+        deceleration_limit=limits.get_float("deceleration_limit", acceleration, within=bounds.DYNAMICS_LIMIT),
+        velocity_limit=limits.get_float("velocity_limit", 0.0, within=bounds.DYNAMICS_LIMIT),
     )
     limits.ensure_all_keys_used()
     return result

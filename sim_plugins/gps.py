@@ -9,6 +9,7 @@ and, as there is no noise model, its covariance is reported as zero and known.
 
 from __future__ import annotations
 
+from sim_server.core import limits as bounds
 from sim_server.core.geodesy import EnuToWgs84
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugin_api import ModelPlugin, UpdateTimer
@@ -29,7 +30,8 @@ class Gps(ModelPlugin):
         broadcast_tf = config.get_bool("broadcast_tf", True)
         self.timer = UpdateTimer(read_rate(config, "update_rate", DEFAULT_GPS_RATE))
         self.converter = EnuToWgs84(
-            config.get_float("ref_lat", 0.0, minimum=-90.0), config.get_float("ref_lon", 0.0, minimum=-180.0)
+            config.get_float("ref_lat", 0.0, within=bounds.LATITUDE),
+            config.get_float("ref_lon", 0.0, within=bounds.LONGITUDE),
         )
         if self.converter.lat0 > 1.5707963267948966:
             raise config.error("must be at most 90 degrees", "ref_lat")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from array import array
 
+from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.laser_scanner import LaserScanner, scan_all, scene_of
 from sim_server.core.plugin_api import ModelPlugin, UpdateTimer
@@ -40,14 +41,14 @@ class Laser(ModelPlugin):
         self.always_publish = config.get_bool("always_publish", False)
         self.timer = UpdateTimer(read_rate(config, "update_rate", math.inf))
         self.origin = config.get_pose("origin", Pose2D())
-        self.range = config.get_float("range", positive=True)
-        noise = config.get_float("noise_std_dev", 0.0, minimum=0.0)
+        self.range = config.get_float("range", within=bounds.LENGTH)
+        noise = config.get_float("noise_std_dev", 0.0, within=bounds.NOISE)
         self.upside_down = config.get_bool("upside_down", False)
         layers = config.get_str_list("layers", ["all"])
         angle = config.get_map("angle")
-        self.angle_min = angle.get_float("min")
-        self.angle_max = angle.get_float("max")
-        self.angle_increment = angle.get_float("increment")
+        self.angle_min = angle.get_float("min", within=bounds.ANGLE)
+        self.angle_max = angle.get_float("max", within=bounds.ANGLE)
+        self.angle_increment = angle.get_float("increment", within=bounds.ANGLE)
         angle.ensure_all_keys_used()
         if self.angle_increment == 0.0:
             raise angle.error('Invalid "angle" params, increment must not be zero')
@@ -55,6 +56,11 @@ class Laser(ModelPlugin):
             raise angle.error('Invalid "angle" params, must have max > min when increment > 0')
         if self.angle_increment < 0.0 and self.angle_min < self.angle_max:
             raise angle.error('Invalid "angle" params, must have min > max when increment < 0')
+        beams = (self.angle_max - self.angle_min) / self.angle_increment + 1.0
+        if beams > bounds.MAX_LASER_BEAMS:
+            raise angle.error(
+                f'Invalid "angle" params, {beams:.0f} beams are more than the limit of {bounds.MAX_LASER_BEAMS}'
+            )
         body = body_of(self.model, config, body_name)
         world = self.context.world
         bits, unknown = world.collision_filter.category_bits(layers)

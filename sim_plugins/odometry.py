@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugin_api import PluginContext, UpdateTimer
 from sim_server.core.yaml_reader import YamlReader
@@ -63,8 +64,8 @@ class OdometryPublisher:
         self.timer = UpdateTimer(read_rate(config, "pub_rate", math.inf))
         self.enabled = config.get_bool("enable_odom_pub", True)
         self.twist_in_local_frame = config.get_bool("twist_in_local_frame", True)
-        pose_noise = tuple(config.get_floats("odom_pose_noise", 3, (0.0, 0.0, 0.0)))
-        twist_noise = tuple(config.get_floats("odom_twist_noise", 3, (0.0, 0.0, 0.0)))
+        pose_noise = tuple(config.get_floats("odom_pose_noise", 3, (0.0, 0.0, 0.0), within=bounds.NOISE))
+        twist_noise = tuple(config.get_floats("odom_twist_noise", 3, (0.0, 0.0, 0.0), within=bounds.NOISE))
         for key, values in (("odom_pose_noise", pose_noise), ("odom_twist_noise", twist_noise)):
             if any(v < 0.0 for v in values):
                 raise config.error(f"variances must be >= 0, got {list(values)}", key)

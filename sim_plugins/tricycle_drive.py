@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from sim_server.core import limits as bounds
 from sim_server.core.dynamics_limits import DynamicsLimits
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugin_api import ModelPlugin
@@ -41,14 +42,14 @@ class TricycleDrive(ModelPlugin):
         }
         self.command = VelocityCommand(self.context, config)
         self.odometry = OdometryPublisher(self.context, config, body_name)
-        self.max_steer_angle = config.get_float("max_steer_angle", 0.0, minimum=0.0)
+        self.max_steer_angle = config.get_float("max_steer_angle", 0.0, within=bounds.DYNAMICS_LIMIT)
         self.linear_limits = read_dynamics(config, "linear_dynamics")
         steering = read_dynamics(config, "angular_dynamics")
-        velocity_limit = steering.velocity_limit or config.get_float("max_angular_velocity", 0.0, minimum=0.0)
+        velocity_limit = steering.velocity_limit or config.get_float("max_angular_velocity", 0.0, within=bounds.DYNAMICS_LIMIT)
         acceleration = steering.acceleration_limit
         deceleration = steering.deceleration_limit
         if acceleration == 0.0:
-            acceleration = deceleration = config.get_float("max_steer_acceleration", 0.0, minimum=0.0)
+            acceleration = deceleration = config.get_float("max_steer_acceleration", 0.0, within=bounds.DYNAMICS_LIMIT)
         self.steering_limits = DynamicsLimits(acceleration, deceleration, velocity_limit)
         body = body_of(self.model, config, body_name)
         self.body = body.physics_body

@@ -12,6 +12,7 @@ milliseconds, as in the reference.
 
 from __future__ import annotations
 
+from sim_server.core import limits as bounds
 from sim_server.core.easing import EASINGS
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugin_api import ModelPlugin
@@ -32,7 +33,7 @@ class Tween(ModelPlugin):
         self.mode = config.get_str("mode", "yoyo")
         if self.mode not in MODES:
             raise config.error(f'must be one of {", ".join(MODES)}, got "{self.mode}"', "mode")
-        duration = config.get_float("duration", 1.0, minimum=0.0)
+        duration = config.get_float("duration", 1.0, within=bounds.DURATION)
         self.duration_ms = int(duration * 1000)
         self.delta = config.get_pose("delta", Pose2D())
         trigger_topic = config.get_str("trigger_topic", "")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sim_server.core import limits
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.map_image import MapImageError, extract_edges, occupancy, read_grey_image
@@ -54,8 +55,8 @@ def load_map_file(path: Path, layer_name: str, preprocessor: YamlPreprocessor | 
 
 
 def _load_image_map(reader: YamlReader, path: Path) -> MapData:
-    resolution = reader.get_float("resolution", positive=True)
-    occupied_thresh = reader.get_float("occupied_thresh")
+    resolution = reader.get_float("resolution", within=limits.LENGTH)
+    occupied_thresh = reader.get_float("occupied_thresh", within=limits.THRESHOLD)
     origin = reader.get_pose("origin")
     image_path = resolve_path(reader.get_str("image"), path)
     # Accepted for map_server compatibility and ignored, as in the reference.
@@ -69,7 +70,7 @@ def _load_image_map(reader: YamlReader, path: Path) -> MapData:
 
 
 def _load_line_segments(reader: YamlReader, path: Path) -> MapData:
-    scale = reader.get_float("scale", positive=True)
+    scale = reader.get_float("scale", within=limits.LENGTH)
     origin = reader.get_pose("origin")
     data_path = resolve_path(reader.get_str("data"), path)
     try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sim_server.core import limits
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.shape_validation import MAX_POLYGON_VERTICES, ShapeError, normalize_polygon
@@ -158,8 +159,8 @@ def _parse_body(reader: YamlReader) -> BodySpec:
         body_type=body_type,
         pose=reader.get_pose("pose", Pose2D()),
         color=reader.get_floats("color", 4, DEFAULT_BODY_COLOR),  # type: ignore[arg-type]
-        linear_damping=reader.get_float("linear_damping", 0.0, minimum=0.0),
-        angular_damping=reader.get_float("angular_damping", 0.0, minimum=0.0),
+        linear_damping=reader.get_float("linear_damping", 0.0, within=limits.DAMPING),
+        angular_damping=reader.get_float("angular_damping", 0.0, within=limits.DAMPING),
         footprints=tuple(_parse_footprint(entry) for entry in reader.get_map_list("footprints")),
     )
     reader.ensure_all_keys_used()
@@ -174,8 +175,8 @@ def _parse_footprint(reader: YamlReader) -> FootprintSpec:
     radius = 0.0
     points: tuple[tuple[float, float], ...] = ()
     if shape == "circle":
-        center = reader.get_floats("center", 2, (0.0, 0.0))  # type: ignore[assignment]
-        radius = reader.get_float("radius", positive=True)
+        center = reader.get_floats("center", 2, (0.0, 0.0), within=limits.BODY_OFFSET)  # type: ignore[assignment]
+        radius = reader.get_float("radius", within=limits.RADIUS)
     else:
         raw_points = reader.get_point_list("points", 3, MAX_POLYGON_VERTICES)
         try:
@@ -187,9 +188,9 @@ def _parse_footprint(reader: YamlReader) -> FootprintSpec:
         center=center,
         radius=radius,
         points=points,
-        density=reader.get_float("density", minimum=0.0),
-        friction=reader.get_float("friction", 0.0, minimum=0.0),
-        restitution=reader.get_float("restitution", 0.0, minimum=0.0),
+        density=reader.get_float("density", within=limits.DENSITY),
+        friction=reader.get_float("friction", 0.0, within=limits.FRICTION),
+        restitution=reader.get_float("restitution", 0.0, within=limits.RESTITUTION),
         sensor=reader.get_bool("sensor", False),
         layers=tuple(reader.get_str_list("layers", ["all"])),
         collision=reader.get_bool("collision", True),
@@ -213,7 +214,7 @@ def _parse_joint(reader: YamlReader, body_names: set[str]) -> JointSpec:
         body = end.get_str("name")
         if body not in body_names:
             raise end.error(f'names body "{body}", which does not exist in this model', "name")
-        attached.append((body, end.get_floats("anchor", 2)))
+        attached.append((body, end.get_floats("anchor", 2, within=limits.BODY_OFFSET)))
         end.ensure_all_keys_used()
     if attached[0][0] == attached[1][0]:
         raise reader.error(f'must join two different bodies, got "{attached[0][0]}" twice', "bodies")
@@ -228,18 +229,18 @@ def _parse_joint(reader: YamlReader, body_names: set[str]) -> JointSpec:
         color=reader.get_floats("color", 4, DEFAULT_JOINT_COLOR),
     )
     if joint_type == "revolute":
-        limits = None
+        angle_limits = None
         if reader.has("limits"):
-            lower, upper = reader.get_floats("limits", 2)
+            lower, upper = reader.get_floats("limits", 2, within=limits.ANGLE)
             if lower > upper:
                 raise reader.error(f"lower limit {lower} must not exceed upper limit {upper}", "limits")
-            limits = (lower, upper)
-        spec = JointSpec(limits=limits, **common)  # type: ignore[arg-type]
+            angle_limits = (lower, upper)
+        spec = JointSpec(limits=angle_limits, **common)  # type: ignore[arg-type]
     else:
         spec = JointSpec(
-            angle=reader.get_float("angle", 0.0),
-            frequency=reader.get_float("frequency", 0.0, minimum=0.0),
-            damping=reader.get_float("damping", 0.0, minimum=0.0),
+            angle=reader.get_float("angle", 0.0, within=limits.ANGLE),
+            frequency=reader.get_float("frequency", 0.0, within=limits.FREQUENCY),
+            damping=reader.get_float("damping", 0.0, within=limits.DAMPING),
             **common,  # type: ignore[arg-type]
         )
     reader.ensure_all_keys_used()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim_server.core import limits
 from sim_server.core.collision_filter import MAX_LAYERS
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
@@ -114,8 +115,12 @@ def load_world_file(path: Path, preprocessor: YamlPreprocessor | None = None) ->
     path = Path(path)
     reader = YamlReader(load_yaml_file(path, "world file", preprocessor), path)
     properties = reader.get_map("properties")
-    velocity_iterations = properties.get_int("velocity_iterations", DEFAULT_VELOCITY_ITERATIONS, minimum=1)
-    position_iterations = properties.get_int("position_iterations", DEFAULT_POSITION_ITERATIONS, minimum=1)
+    velocity_iterations = properties.get_int(
+        "velocity_iterations", DEFAULT_VELOCITY_ITERATIONS, within=limits.SOLVER_ITERATIONS
+    )
+    position_iterations = properties.get_int(
+        "position_iterations", DEFAULT_POSITION_ITERATIONS, within=limits.SOLVER_ITERATIONS
+    )
     properties.ensure_all_keys_used()
 
     layers = _parse_layers(reader, path)
@@ -158,9 +163,7 @@ def _unique_name(entry: YamlReader, seen: set[str], what: str) -> str:
 
 
 def _size(entry: YamlReader) -> tuple[float, float]:
-    size_x, size_y = entry.get_floats("size", 2)
-    if size_x <= 0.0 or size_y <= 0.0:
-        raise entry.error(f"must be two sizes greater than 0 (m), got [{size_x:g}, {size_y:g}]", "size")
+    size_x, size_y = entry.get_floats("size", 2, within=limits.LENGTH)
     return size_x, size_y
 
 
@@ -170,9 +173,9 @@ def _parse_levels(reader: YamlReader, layers: tuple[LayerSpec, ...], models: tup
     levels = []
     for entry in reader.get_map_list("levels", []):
         name = _unique_name(entry, seen, "level")
-        x, y = entry.get_floats("pose", 2)
+        x, y = entry.get_position("pose")
         size_x, size_y = _size(entry)
-        buffer = entry.get_float("buffer", 0.0, minimum=0.0)
+        buffer = entry.get_float("buffer", 0.0, within=limits.DISTANCE)
         refs = tuple(entry.get_str_list("refs", []))
         unknown = [ref for ref in refs if ref not in known]
         if unknown:
@@ -227,8 +230,8 @@ def _parse_layers(reader: YamlReader, path: Path) -> tuple[LayerSpec, ...]:
         if entry.has("streaming"):
             settings = entry.get_map("streaming")
             streaming = StreamingSpec(
-                tile_size=settings.get_float("tile_size", positive=True),
-                buffer=settings.get_float("buffer", 0.0, minimum=0.0),
+                tile_size=settings.get_float("tile_size", within=limits.LENGTH),
+                buffer=settings.get_float("buffer", 0.0, within=limits.DISTANCE),
             )
             settings.ensure_all_keys_used()
             if map_path is None:

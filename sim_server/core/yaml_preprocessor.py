@@ -16,6 +16,14 @@ Applied to every parsed file before validation:
 
 Results of ``$eval`` are resolved like YAML scalars, as yaml-cpp's untyped scalars are in the
 reference: ``"12"`` reads as a number, ``"true"`` as a boolean, other text as a string.
+
+Lua runs in a sandbox: the ``string``, ``table``, ``math`` and ``utf8`` libraries, the base
+functions that neither load code nor catch errors, and ``os.time``/``os.clock``/``os.date``/
+``os.getenv``; no files, processes, modules or Python objects. Each ``$eval`` may run
+:data:`~sim_server.core.limits.LUA_INSTRUCTION_BUDGET` instructions and use
+:data:`~sim_server.core.limits.LUA_MEMORY_BYTES`; includes nest at most
+:data:`~sim_server.core.limits.MAX_INCLUDE_DEPTH` deep and one load reads at most
+:data:`~sim_server.core.limits.MAX_INCLUDED_FILES` included files.
 """
 
 from __future__ import annotations
@@ -24,8 +32,9 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from sim_server.core import limits
 from sim_server.core.errors import ConfigError
-from sim_server.core.yaml_parsing import load_yaml_documents, load_yaml_text, parse_yaml_text, resolve_path
+from sim_server.core.yaml_parsing import ReadBudget, load_yaml_documents, load_yaml_text, parse_yaml_text, resolve_path
 
 EVAL_PREFIX = "$eval"
 INCLUDE_PREFIX = "$include"
@@ -61,6 +70,45 @@ end
 """
 
 
+#: Longest subject of Lua's pattern functions in $eval, and most repetitions in one pattern:
+#: Lua's matcher backtracks in C, where no instruction budget reaches, in time that grows as
+#: the subject's length to the power of the repetitions (+ 1).
+MAX_PATTERN_SUBJECT = 2_000
+MAX_PATTERN_REPETITIONS = 1
+
+# The sandbox: what Lua code of a $eval may use. Everything else of the standard libraries
+# (io, os.execute/exit/remove, require, load, dofile, debug, coroutine, pcall, string.dump, the
+# ``python`` module of lupa) is removed before the user's code runs. pcall and coroutines go
+# because either would escape the instruction budget (a hook is per coroutine, an error can be
+# caught). The budget hook counts in slices of _HOOK_SLICE instructions.
+_HOOK_SLICE = 10_000
+_BUDGET_EXCEEDED = "__sim_budget_exceeded"
+_LUA_SANDBOX = f"""
+local sethook, error = debug.sethook, error
+local slices, allowed = 0, {limits.LUA_INSTRUCTION_BUDGET // _HOOK_SLICE}
+sethook(function()
+  slices = slices + 1
+  if slices > allowed then error("{_BUDGET_EXCEEDED}", 0) end
+end, "", {_HOOK_SLICE})
+local keep_os = {{time = os.time, clock = os.clock, date = os.date, getenv = os.getenv, difftime = os.difftime}}
+for _, name in ipairs({{"io", "package", "require", "dofile", "loadfile", "load", "debug", "coroutine",
+                        "pcall", "xpcall", "collectgarbage", "python", "rawset", "rawget", "rawequal",
+                        "setmetatable", "getmetatable"}}) do
+  _G[name] = nil
+end
+os = keep_os
+string.dump = nil
+for _, name in ipairs({{"find", "match", "gmatch", "gsub"}}) do
+  local original, check = string[name], __sim_check_pattern
+  string[name] = function(subject, pattern, ...)
+    check(subject, pattern)
+    return original(subject, pattern, ...)
+  end
+end
+__sim_check_pattern = nil
+"""
+
+
 def _no_parameters(name: str) -> tuple[bool, Any]:
     return False, None
 
@@ -91,16 +139,20 @@ class YamlPreprocessor:
         self._param_lookup = param_lookup or _no_parameters
         self._environ = os.environ if environ is None else environ
         self._lua = None
+        self._budget = ReadBudget()
 
     # ------------------------------------------------------------------------------ API
     def process(self, data: Any, source: Path, _chain: tuple[Path, ...] = ()) -> Any:
         """Return ``data`` (parsed from ``source``) with every directive expanded."""
+        if not _chain:
+            self._budget = ReadBudget()
         chain = _chain or (source.resolve(),)
         return self._node(data, source, "", chain)
 
     def load_file(self, path: Path, what: str) -> Any:
         """Parse and preprocess the file at ``path``; ``what`` names it in errors ("model file")."""
-        return self.process(load_yaml_text(path, what), path)
+        self._budget = ReadBudget()
+        return self.process(load_yaml_text(path, what, self._budget), path, (path.resolve(),))
 
     # ------------------------------------------------------------------------------ traversal
     def _node(self, node: Any, source: Path, where: str, chain: tuple[Path, ...]) -> Any:
@@ -145,17 +197,30 @@ class YamlPreprocessor:
     def _included_path(self, name: str, source: Path, where: str, chain: tuple[Path, ...]) -> Path:
         if not name:
             raise ConfigError(f"{_at(source, where)}include directive names no file")
+        if "\0" in name:
+            raise ConfigError(f"{_at(source, where)}include directive names a path with a NUL character")
         path = resolve_path(name, source)
         resolved = path.resolve()
         if resolved in chain:
             cycle = " -> ".join(str(p) for p in chain + (resolved,))
             raise ConfigError(f'{_at(source, where)}including "{path}" makes a cycle: {cycle}')
+        if len(chain) > limits.MAX_INCLUDE_DEPTH:
+            raise ConfigError(
+                f'{_at(source, where)}including "{path}" nests includes deeper than the limit of '
+                f"{limits.MAX_INCLUDE_DEPTH}"
+            )
+        if self._budget.files <= 0:
+            raise ConfigError(
+                f'{_at(source, where)}including "{path}" reads more than the limit of '
+                f"{limits.MAX_INCLUDED_FILES} included files in one load"
+            )
+        self._budget.files -= 1
         return path
 
     def _include(self, name: str, source: Path, where: str, chain: tuple[Path, ...]) -> Any:
         path = self._included_path(name, source, where, chain)
         try:
-            data = load_yaml_text(path, "included file")
+            data = load_yaml_text(path, "included file", self._budget)
         except ConfigError as exc:
             raise ConfigError(f"{_at(source, where)}{exc}") from None
         return self._node(data, path, "", chain + (path.resolve(),))
@@ -163,7 +228,7 @@ class YamlPreprocessor:
     def _splice(self, name: str, source: Path, where: str, chain: tuple[Path, ...]) -> list[Any]:
         path = self._included_path(name, source, where, chain)
         try:
-            documents = load_yaml_documents(path, "included file")
+            documents = load_yaml_documents(path, "included file", self._budget)
         except ConfigError as exc:
             raise ConfigError(f"{_at(source, where)}{exc}") from None
         inner_chain = chain + (path.resolve(),)
@@ -177,11 +242,22 @@ class YamlPreprocessor:
             except ImportError:  # pragma: no cover - lupa builds without Lua 5.4
                 import lupa as lua_module
             self._lua = lua_module
-        runtime = self._lua.LuaRuntime(unpack_returned_tuples=True)
-        runtime.globals()["__sim_getenv"] = self._environ.get
+        runtime = self._lua.LuaRuntime(
+            unpack_returned_tuples=True,
+            register_eval=False,
+            register_builtins=False,
+            attribute_filter=_deny_attributes,
+            max_memory=limits.LUA_MEMORY_BYTES,
+        )
+        runtime.globals()["__sim_getenv"] = self._getenv
         runtime.globals()["__sim_param"] = self._lookup_param
+        runtime.globals()["__sim_check_pattern"] = _check_pattern
         runtime.execute(_LUA_BINDINGS)
+        runtime.execute(_LUA_SANDBOX)
         return runtime
+
+    def _getenv(self, name: str) -> str | None:
+        return self._environ.get(name)
 
     def _lookup_param(self, name: str) -> tuple[bool, Any]:
         found, value = self._param_lookup(name)
@@ -194,8 +270,12 @@ class YamlPreprocessor:
         runtime = self._runtime()
         try:
             result = runtime.execute(expression)
-        except Exception as exc:  # LuaError, LuaSyntaxError or an error raised in a binding
+        except Exception as exc:  # LuaError, LuaSyntaxError, LuaMemoryError or a binding's error
             message = " ".join(str(exc).split())
+            if _BUDGET_EXCEEDED in message:
+                message = f"ran more than the limit of {limits.LUA_INSTRUCTION_BUDGET} Lua instructions"
+            elif type(exc).__name__ == "LuaMemoryError" or "not enough memory" in message:
+                message = f"used more than the limit of {limits.LUA_MEMORY_BYTES // (1024 * 1024)} MiB of Lua memory"
             raise ConfigError(f'{_at(source, where)}$eval "{_short(code)}" failed: {message}') from None
         if isinstance(result, tuple):
             result = result[0] if result else None
@@ -208,11 +288,60 @@ class YamlPreprocessor:
         if isinstance(result, bytes):
             result = result.decode("utf-8", errors="replace")
         if isinstance(result, str):
+            if len(result) > limits.MAX_EVAL_RESULT_CHARS:
+                raise ConfigError(
+                    f'{_at(source, where)}$eval "{_short(code)}" gives {len(result)} characters, more than the '
+                    f"limit of {limits.MAX_EVAL_RESULT_CHARS}"
+                )
             return resolve_scalar(result)
         raise ConfigError(
             f'{_at(source, where)}$eval "{_short(code)}" must give a string, number, boolean or nil, '
             f"got a Lua {runtime.eval('type')(result)}"
         )
+
+
+def _check_pattern(subject: Any, pattern: Any) -> None:
+    """Refuse pattern matches whose backtracking could run for minutes (see MAX_PATTERN_SUBJECT)."""
+    if isinstance(subject, (bytes, str)) and len(subject) > MAX_PATTERN_SUBJECT:
+        raise ValueError(f"pattern functions take strings of at most {MAX_PATTERN_SUBJECT} characters")
+    if isinstance(pattern, bytes):
+        pattern = pattern.decode("utf-8", errors="replace")
+    if not isinstance(pattern, str):
+        return
+    repetitions, index = 0, 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "%":
+            if pattern[index + 1:index + 2] == "f":  # %f[set]: a frontier, skip its set
+                index = _skip_set(pattern, index + 2)
+                continue
+            index += 3 if pattern[index + 1:index + 2] == "b" else 2  # %b() or an escape
+            continue
+        if char == "[":
+            index = _skip_set(pattern, index)
+            continue
+        if char in "*+-?":
+            repetitions += 1
+        index += 1
+    if repetitions > MAX_PATTERN_REPETITIONS:
+        raise ValueError(f"patterns may repeat (*, +, -, ?) at most {MAX_PATTERN_REPETITIONS} time(s)")
+
+
+def _skip_set(pattern: str, start: int) -> int:
+    """The index after the set ``[...]`` starting at ``start``."""
+    index = start + 1
+    if pattern[index:index + 1] == "^":
+        index += 1
+    if pattern[index:index + 1] == "]":
+        index += 1
+    while index < len(pattern) and pattern[index] != "]":
+        index += 2 if pattern[index] == "%" else 1
+    return index + 1
+
+
+def _deny_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
+    """lupa's attribute filter: Lua code reaches no attribute of any Python object."""
+    raise AttributeError("Python attributes are not accessible from $eval")
 
 
 def _join(where: str, key: str) -> str:

@@ -14,8 +14,10 @@ from typing import Any, Iterator, Sequence
 
 import yaml
 
+from sim_server.core import limits
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
+from sim_server.core.limits import Range
 from sim_server.core.yaml_parsing import parse_yaml_text, resolve_path  # noqa: F401 - re-exported
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
 
@@ -98,21 +100,34 @@ class YamlReader:
         return str(value)
 
     def get_float(
-        self, key: str, default: Any = REQUIRED, *, minimum: float | None = None, positive: bool = False
+        self,
+        key: str,
+        default: Any = REQUIRED,
+        *,
+        minimum: float | None = None,
+        positive: bool = False,
+        within: Range | None = None,
     ) -> float:
-        """A finite number; ``minimum`` is inclusive, ``positive`` demands > 0."""
+        """A finite number of at most :data:`~sim_server.core.limits.MAX_MAGNITUDE`.
+
+        ``within`` is the range the value must lie in (see :mod:`sim_server.core.limits`);
+        ``minimum`` is an inclusive lower bound, ``positive`` demands > 0.
+        """
         value = self._raw(key, default)
         if value is default and key not in self._data:
             return value
-        number = self._to_float(value, key)
+        number = self._to_float(value, key, within=within)
         if positive and not number > 0.0:
             raise self.error(f"must be greater than 0, got {_describe(value)}", key)
         if minimum is not None and number < minimum:
             raise self.error(f"must be at least {minimum:g}, got {_describe(value)}", key)
         return number
 
-    def get_int(self, key: str, default: Any = REQUIRED, *, minimum: int | None = None) -> int:
-        """An integer value."""
+    def get_int(
+        self, key: str, default: Any = REQUIRED, *, minimum: int | None = None, within: Range | None = None
+    ) -> int:
+        """An integer value in the range ``within`` (by default of magnitude at most
+        :data:`~sim_server.core.limits.MAX_MAGNITUDE`); ``minimum`` is an inclusive lower bound."""
         value = self._raw(key, default)
         if value is default and key not in self._data:
             return value
@@ -120,6 +135,9 @@ class YamlReader:
             raise self.error(f"must be an integer, got {_describe(value)}", key)
         if minimum is not None and value < minimum:
             raise self.error(f"must be at least {minimum}, got {value}", key)
+        within = within or _INTEGER
+        if not within.contains(value):
+            raise self.error(f"must be an integer >= {within.low:g} and <= {within.high:g}, got {value}", key)
         return value
 
     def get_bool(self, key: str, default: Any = REQUIRED) -> bool:
@@ -131,21 +149,29 @@ class YamlReader:
             raise self.error(f"must be true or false, got {_describe(value)}", key)
         return value
 
-    def get_floats(self, key: str, size: int, default: Any = REQUIRED) -> tuple[float, ...]:
-        """A list of exactly ``size`` finite numbers."""
+    def get_floats(
+        self, key: str, size: int, default: Any = REQUIRED, *, within: Range | Sequence[Range] | None = None
+    ) -> tuple[float, ...]:
+        """A list of exactly ``size`` finite numbers, each in ``within`` (one range for all, or
+        one per item)."""
         value = self._raw(key, default)
         if value is default and key not in self._data:
             return tuple(value)
         if not isinstance(value, list) or len(value) != size:
             raise self.error(f"must be a list of {size} numbers, got {_describe(value)}", key)
-        return tuple(self._to_float(item, key, whole=value) for item in value)
+        ranges = within if isinstance(within, Sequence) else [within] * size
+        return tuple(self._to_float(item, key, whole=value, within=bound) for item, bound in zip(value, ranges))
+
+    def get_position(self, key: str, default: Any = REQUIRED) -> tuple[float, float]:
+        """A point ``[x, y]`` of the world (m), within :data:`~sim_server.core.limits.COORDINATE`."""
+        return self.get_floats(key, 2, default, within=limits.COORDINATE)  # type: ignore[return-value]
 
     def get_pose(self, key: str, default: Pose2D | Any = REQUIRED) -> Pose2D:
-        """A pose ``[x, y, theta]`` in metres and radians."""
+        """A pose ``[x, y, theta]`` in metres and radians, within the coordinate and angle bounds."""
         if key not in self._data and default is not REQUIRED:
             self._accessed.add(key)
             return default
-        x, y, theta = self.get_floats(key, 3)
+        x, y, theta = self.get_floats(key, 3, within=_POSE_RANGES)
         return Pose2D(x, y, theta)
 
     def get_point_list(
@@ -165,7 +191,12 @@ class YamlReader:
         for index, item in enumerate(value):
             if not isinstance(item, list) or len(item) != 2:
                 raise self.error(f"point {index} must be a list of 2 numbers, got {_describe(item)}", key)
-            points.append((self._to_float(item[0], key, whole=item), self._to_float(item[1], key, whole=item)))
+            points.append(
+                (
+                    self._to_float(item[0], key, whole=item, within=limits.BODY_OFFSET),
+                    self._to_float(item[1], key, whole=item, within=limits.BODY_OFFSET),
+                )
+            )
         return points
 
     def get_str_list(self, key: str, default: Any = REQUIRED, *, scalar_ok: bool = False) -> list[str]:
@@ -223,10 +254,25 @@ class YamlReader:
     def _child_location(self, child: str) -> str:
         return f"{self.location}.{child}" if self.location else child
 
-    def _to_float(self, value: Any, key: str, whole: Sequence[Any] | None = None) -> float:
+    def _to_float(
+        self, value: Any, key: str, whole: Sequence[Any] | None = None, within: Range | None = None
+    ) -> float:
+        shown = _describe(whole if whole is not None else value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(f"must be a number, got {_describe(whole if whole is not None else value)}", key)
-        number = float(value)
-        if not math.isfinite(number):
-            raise self.error(f"must be a finite number, got {_describe(whole if whole is not None else value)}", key)
+            raise self.error(f"must be a number, got {shown}", key)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond float's range
+            number = math.inf
+        if within is not None:
+            if not within.contains(number):
+                raise self.error(f"must be {within.describe()}, got {shown}", key)
+        elif not math.isfinite(number):
+            raise self.error(f"must be a finite number, got {shown}", key)
+        elif abs(number) > limits.MAX_MAGNITUDE:
+            raise self.error(f"must be at most {limits.MAX_MAGNITUDE:g} in magnitude, got {shown}", key)
         return number
+
+
+_INTEGER = Range(-limits.MAX_MAGNITUDE, limits.MAX_MAGNITUDE)
+_POSE_RANGES = (limits.COORDINATE, limits.COORDINATE, limits.ANGLE)

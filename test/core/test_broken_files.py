@@ -76,9 +76,9 @@ BREAKAGES = [
     ("world.yaml", "model file missing", lambda d: d["models"][0].pop("model"), ['models[0] ("turtlebot1")', 'key "model" is missing']),
     ("world.yaml", "iterations not an integer", lambda d: d["properties"].update(velocity_iterations=1.5), ['properties', 'key "velocity_iterations"']),
     ("turtlebot.model.yaml", "density not a number", lambda d: d["bodies"][0]["footprints"][1].update(density="heavy"), ['bodies[0] ("base").footprints[1]', 'key "density"']),
-    ("turtlebot.model.yaml", "negative density", lambda d: d["bodies"][0]["footprints"][1].update(density=-1), ['footprints[1]', 'key "density"', "at least 0"]),
+    ("turtlebot.model.yaml", "negative density", lambda d: d["bodies"][0]["footprints"][1].update(density=-1), ['footprints[1]', 'key "density"', ">= 0 and <= 1e+06 kg/m^2, got -1"]),
     ("turtlebot.model.yaml", "radius missing", lambda d: d["bodies"][0]["footprints"][0].pop("radius"), ['footprints[0]', 'key "radius" is missing']),
-    ("turtlebot.model.yaml", "zero radius", lambda d: d["bodies"][0]["footprints"][0].update(radius=0), ['footprints[0]', 'key "radius"', "greater than 0"]),
+    ("turtlebot.model.yaml", "zero radius", lambda d: d["bodies"][0]["footprints"][0].update(radius=0), ['footprints[0]', 'key "radius"', ">= 0.0001 and <= 10000 m, got 0"]),
     ("turtlebot.model.yaml", "body name missing", lambda d: d["bodies"][1].pop("name"), ["bodies[1]", 'key "name" is missing']),
     ("turtlebot.model.yaml", "unknown body type", lambda d: d["bodies"][1].update(type="floating"), ['bodies[1] ("left_wheel")', 'key "type"', "floating"]),
     ("turtlebot.model.yaml", "concave polygon", lambda d: d["bodies"][1]["footprints"][0].update(points=[[0, 0], [1, 0], [0.2, 0.2], [0, 1]]), ['bodies[1] ("left_wheel").footprints[0]', 'key "points"', "not convex"]),
@@ -89,7 +89,7 @@ BREAKAGES = [
     ("turtlebot.model.yaml", "three joint bodies", lambda d: d["joints"][0]["bodies"].append({"name": "tail", "anchor": [0, 0]}), ['joints[0] ("left_wheel_weld")', 'key "bodies"', "exactly 2"]),
     ("turtlebot.model.yaml", "color of 3", lambda d: d["bodies"][0].update(color=[1, 0, 0]), ['bodies[0] ("base")', 'key "color"', "4 numbers"]),
     ("map.yaml", "resolution missing", lambda d: d.pop("resolution"), ["map.yaml", 'key "resolution" is missing']),
-    ("map.yaml", "negative resolution", lambda d: d.update(resolution=-0.05), ["map.yaml", 'key "resolution"', "greater than 0"]),
+    ("map.yaml", "negative resolution", lambda d: d.update(resolution=-0.05), ["map.yaml", 'key "resolution"', "> 0 and <= 10000 m, got -0.05"]),
     ("map_lines.yaml", "scale not a number", lambda d: d.update(scale="big"), ["map_lines.yaml", 'key "scale"']),
 ]
 

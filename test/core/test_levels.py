@@ -157,7 +157,7 @@ def write_world(tmp_path: Path, levels: str, performers: str = "") -> Path:
         ("levels:\n  - {name: L, pose: [0, 0], size: [1, 1], refs: [nope]}\n", "", ['levels[0] ("L")', 'key "refs"', '"nope"']),
         ("levels:\n  - {name: L, pose: [0, 0], size: [-1, 1]}\n", "", ['levels[0] ("L")', 'key "size"']),
         ("levels:\n  - {name: L, pose: [0, 0], size: [1, .inf]}\n", "", ['levels[0] ("L")', 'key "size"', "finite"]),
-        ("levels:\n  - {name: L, pose: [0, 0], size: [1, 1], buffer: -2}\n", "", ['key "buffer"', "at least 0"]),
+        ("levels:\n  - {name: L, pose: [0, 0], size: [1, 1], buffer: -2}\n", "", ['key "buffer"', ">= 0 and <= 10000 m, got -2"]),
         ("levels:\n  - {name: L, pose: [0, 0], size: [1, 1]}\n  - {name: L, pose: [0, 0], size: [1, 1]}\n", "",
          ['levels[1] ("L")', 'a level named "L" already exists']),
         ("", "performers:\n  - {name: P, ref: ghost, size: [1, 1]}\n", ['performers[0] ("P")', 'model "ghost"']),

@@ -1,0 +1,150 @@
+"""Every bound on user input, named once, with its unit.
+
+Numbers from files, parameters, service requests and messages pass through these bounds before
+they reach Box2D or size an allocation: Box2D computes in float32, so a coordinate of 1e30 or a
+radius whose inertia overflows poisons the whole world, and one NaN spreads to every body.
+Reads are bounded too (bytes, pixels, YAML nodes and depth, includes, Lua instructions and
+memory), so no file can exhaust the machine or hang the server.
+
+A :class:`Range` checks a value and words the error; callers add the file, entry and key.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sim_server.core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Range:
+    """A closed (or, with ``open_low``, half-open) interval of acceptable values.
+
+    Attributes:
+        low: smallest value accepted (inclusive unless ``open_low``).
+        high: largest value accepted (inclusive).
+        unit: the unit shown in errors ("m", "Hz", ...), empty for a pure number.
+        open_low: ``low`` itself is excluded (for sizes and rates that must be > 0).
+    """
+
+    low: float
+    high: float
+    unit: str = ""
+    open_low: bool = False
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` is finite and inside the range."""
+        if not math.isfinite(value):
+            return False
+        above_low = value > self.low if self.open_low else value >= self.low
+        return above_low and value <= self.high
+
+    def describe(self) -> str:
+        """The range as words, e.g. ``a finite number > 0 and <= 10000 m``."""
+        low = f"> {self.low:g}" if self.open_low else f">= {self.low:g}"
+        unit = f" {self.unit}" if self.unit else ""
+        return f"a finite number {low} and <= {self.high:g}{unit}"
+
+    def check(self, value: float, what: str) -> float:
+        """Return ``value`` as a float, or raise :class:`ConfigError` naming ``what``."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{what} must be {self.describe()}, got {value!r}")
+        number = float(value)
+        if not self.contains(number):
+            raise ConfigError(f"{what} must be {self.describe()}, got {value!r}")
+        return number
+
+
+# ------------------------------------------------------------------------------------ numbers
+#: Largest magnitude of any number read from a file (beyond the specific bounds below).
+MAX_MAGNITUDE = 1.0e9
+#: World coordinates (m): poses, origins, level boxes, map edges. At 1e5 m float32 still
+#: resolves 8 mm, Box2D's slop is 5 mm.
+COORDINATE = Range(-1.0e5, 1.0e5, "m")
+#: Angles (rad): headings, joint limits, laser angles. Wider than one turn, bounded so that
+#: trigonometry and normalisation stay exact.
+ANGLE = Range(-1.0e4, 1.0e4, "rad")
+#: Sizes of shapes and boxes (m): radii, polygon points relative to their body, level and
+#: performer sizes, map resolution and scale, laser range, tile sizes.
+SHAPE_EXTENT = 1.0e4
+#: A length that must be > 0 (m).
+LENGTH = Range(0.0, SHAPE_EXTENT, "m", open_low=True)
+#: A length that may be 0 (m): buffers, offsets.
+DISTANCE = Range(0.0, SHAPE_EXTENT, "m")
+#: Smallest circle radius (m): Box2D computes inertia in float32, a radius of 1e-20 gives 0.
+MIN_RADIUS = 1.0e-4
+RADIUS = Range(MIN_RADIUS, SHAPE_EXTENT, "m")
+#: Offsets of points (polygon vertices, anchors, centres) in a body's frame (m).
+BODY_OFFSET = Range(-SHAPE_EXTENT, SHAPE_EXTENT, "m")
+#: Fixture density (kg/m^2).
+DENSITY = Range(0.0, 1.0e6, "kg/m^2")
+#: Friction coefficients and restitution (ratios).
+FRICTION = Range(0.0, 1.0e3)
+RESTITUTION = Range(0.0, 1.0e3)
+#: Damping (1/s) of bodies and ratios of weld joints.
+DAMPING = Range(0.0, 1.0e6, "1/s")
+#: Frequencies of soft joints (Hz).
+FREQUENCY = Range(0.0, 1.0e6, "Hz")
+#: Colour components (RGBA, 0..1).
+COLOR_COMPONENT = Range(0.0, 1.0)
+#: Iterations of Box2D's velocity and position solvers per step.
+SOLVER_ITERATIONS = Range(1, 10_000)
+#: Physics step (s of sim time).
+STEP_SIZE = Range(1.0e-6, 1.0, "s")
+#: Rates (Hz): update_rate of the server (0 = as fast as possible), plugin and viz rates.
+RATE = Range(0.0, 1.0e6, "Hz")
+POSITIVE_RATE = Range(0.0, 1.0e6, "Hz", open_low=True)
+#: Speeds commanded through cmd_vel or set through services (m/s and rad/s, steering rad).
+SPEED = Range(-1.0e4, 1.0e4, "m/s")
+ANGULAR_SPEED = Range(-1.0e4, 1.0e4, "rad/s")
+#: Noise standard deviations (m, rad, m/s ...).
+NOISE = Range(0.0, 1.0e4)
+#: Geodetic reference of GPS (degrees).
+LATITUDE = Range(-90.0, 90.0, "deg")
+LONGITUDE = Range(-180.0, 180.0, "deg")
+#: Durations (s) of tweens and the like.
+DURATION = Range(0.0, 1.0e9, "s")
+#: Occupancy threshold of map images (fraction of white).
+THRESHOLD = Range(0.0, 1.0)
+#: Accelerations and velocity limits of drives (m/s^2, m/s; rad likewise).
+DYNAMICS_LIMIT = Range(0.0, 1.0e6)
+#: Steps of one step_world request.
+MAX_STEPS_PER_REQUEST = 10_000_000
+#: Seeds of the noise sources (ROS integer parameters are int64; numpy takes them >= 0).
+SEED = Range(-1, 2**63 - 1)
+
+# ------------------------------------------------------------------------------------ counts
+#: Beams of one laser scan.
+MAX_LASER_BEAMS = 100_000
+#: Pieces of a streamed layer (a wall crossing k tile lines becomes k + 1 pieces).
+MAX_TILE_PIECES = 5_000_000
+#: Models, layers, bodies, ... listed in one file.
+MAX_ENTRIES_PER_LIST = 1_000_000
+
+# ------------------------------------------------------------------------------------ names
+#: Characters of a model, layer, body, plugin or namespace name (ROS names built from them
+#: must stay within DDS's 255-character topic limit, prefixes included).
+MAX_NAME_LENGTH = 100
+
+# ------------------------------------------------------------------------------------ reads
+#: Bytes of one YAML file (world, model, map, included file).
+MAX_YAML_BYTES = 64 * 1024 * 1024
+#: Bytes of one data file: a map image or a line segment file.
+MAX_DATA_FILE_BYTES = 512 * 1024 * 1024
+#: Pixels of one map image (width x height); 10,000 x 10,000 at most.
+MAX_MAP_PIXELS = 100_000_000
+#: Nesting depth of YAML collections (mappings in lists in mappings ...).
+MAX_YAML_DEPTH = 100
+#: Nodes of one YAML document once aliases are expanded (a "billion laughs" is 1e9).
+MAX_YAML_NODES = 5_000_000
+#: Depth of $include / $[include] nesting.
+MAX_INCLUDE_DEPTH = 32
+#: Files included while loading one file (all depths together).
+MAX_INCLUDED_FILES = 10_000
+#: Lua virtual machine instructions of one ``$eval``.
+LUA_INSTRUCTION_BUDGET = 10_000_000
+#: Memory of the Lua state of one ``$eval`` (bytes).
+LUA_MEMORY_BYTES = 64 * 1024 * 1024
+#: Characters of one ``$eval`` result string.
+MAX_EVAL_RESULT_CHARS = 1_000_000
