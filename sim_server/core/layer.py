@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from Box2D import b2
 
+from sim_server.core import limits
+from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.map_file import MapData
 from sim_server.core.world_file import LayerSpec
@@ -90,7 +92,18 @@ def _world_box(origin: Pose2D, x_min: float, y_min: float, x_max: float, y_max: 
 
 
 def tile_pieces(name: str, edges: np.ndarray, origin: Pose2D, tile_size: float) -> list[LayerPiece]:
-    """Cut ``edges`` (layer frame) into the tiles of a ``tile_size`` grid, one piece per tile."""
+    """Cut ``edges`` (layer frame) into the tiles of a ``tile_size`` grid, one piece per tile.
+
+    Raises:
+        ConfigError: the cut would make more than MAX_TILE_PIECES wall pieces.
+    """
+    cells = np.floor(edges / tile_size)
+    crossings = np.abs(cells[:, 2] - cells[:, 0]) + np.abs(cells[:, 3] - cells[:, 1]) + 1.0
+    if crossings.sum() > limits.MAX_TILE_PIECES:
+        raise ConfigError(
+            f'key "streaming": tile_size {tile_size:g} m cuts the walls into more than '
+            f"{limits.MAX_TILE_PIECES} pieces; choose larger tiles"
+        )
     cut = _split_at_grid(_split_at_grid(edges, 0, tile_size), 1, tile_size)
     if len(cut) == 0:
         return []

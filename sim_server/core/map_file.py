@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from sim_server.core import limits
+from sim_server.core.bounded_read import read_text
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.map_image import MapImageError, extract_edges, occupancy, read_grey_image
@@ -65,6 +66,13 @@ def _load_image_map(reader: YamlReader, path: Path) -> MapData:
         grey = read_grey_image(image_path)
     except MapImageError as exc:
         raise reader.error(str(exc), "image") from None
+    extent = max(grey.shape) * resolution
+    if extent > limits.SHAPE_EXTENT:
+        raise reader.error(
+            f"makes the {grey.shape[1]} x {grey.shape[0]} pixel image {extent:g} m wide, more than the limit of "
+            f"{limits.SHAPE_EXTENT:g} m",
+            "resolution",
+        )
     edges = extract_edges(occupancy(grey, occupied_thresh), resolution)
     return MapData(edges=edges, origin=origin, source=path)
 
@@ -74,11 +82,9 @@ def _load_line_segments(reader: YamlReader, path: Path) -> MapData:
     origin = reader.get_pose("origin")
     data_path = resolve_path(reader.get_str("data"), path)
     try:
-        lines = data_path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise reader.error(f'names line segment file "{data_path}", which does not exist', "data") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise reader.error(f'names line segment file "{data_path}", which cannot be read: {exc}', "data") from None
+        lines = read_text(data_path, "line segment file", limits.MAX_DATA_FILE_BYTES).splitlines()
+    except ConfigError as exc:
+        raise reader.error(f"names {exc}", "data") from None
     segments = np.empty((len(lines), 4), dtype=np.float64)
     for index, line in enumerate(lines):
         fields = line.split()
@@ -90,8 +96,12 @@ def _load_line_segments(reader: YamlReader, path: Path) -> MapData:
             raise ConfigError(
                 f'{data_path}: line {index + 1}: expected 4 numbers "x1 y1 x2 y2", got "{line.strip()}"'
             ) from None
-    if not np.isfinite(segments).all():
-        raise ConfigError(f"{data_path}: line segments must be finite numbers")
+    outside = np.flatnonzero(~(np.abs(segments * scale) <= limits.COORDINATE.high).all(axis=1))
+    if outside.size:
+        raise ConfigError(
+            f"{data_path}: line {outside[0] + 1}: coordinates must be finite and (scaled) within "
+            f"+-{limits.COORDINATE.high:g} m"
+        )
     lengths = np.hypot(segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1]) * scale
     degenerate = np.flatnonzero(lengths <= 0.0)
     if degenerate.size:

@@ -8,10 +8,16 @@ segment. All of it is vectorised with NumPy, so a 4000 x 4000 map takes a fracti
 
 from __future__ import annotations
 
+import io
+import warnings
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
+
+from sim_server.core import limits
+from sim_server.core.bounded_read import read_bytes
+from sim_server.core.errors import ConfigError
 
 # OpenCV's fixed-point BGR -> grey weights (ITU-R BT.601, 14 fractional bits), which the
 # reference applies when it reads colour maps as greyscale.
@@ -28,10 +34,25 @@ def read_grey_image(path: Path) -> np.ndarray:
     """Read an image as 8-bit grey values (rows top to bottom), as OpenCV's greyscale read does.
 
     Handles 8-bit and 16-bit grey, grey with alpha, RGB(A), palette and 1-bit images. Alpha is
-    ignored; 16-bit values keep their high byte.
+    ignored; 16-bit values keep their high byte. Files of more than
+    :data:`~sim_server.core.limits.MAX_DATA_FILE_BYTES` and images of more than
+    :data:`~sim_server.core.limits.MAX_MAP_PIXELS` pixels are refused before they are decoded.
     """
     try:
-        with Image.open(path) as image:
+        data = read_bytes(path, "image", limits.MAX_DATA_FILE_BYTES)
+    except ConfigError as exc:
+        raise MapImageError(f"names {exc}") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+        with image:
+            width, height = image.size
+            if width * height > limits.MAX_MAP_PIXELS:
+                raise MapImageError(
+                    f'names image "{path}" of {width} x {height} pixels, more than the limit of '
+                    f"{limits.MAX_MAP_PIXELS} pixels"
+                )
             image.load()
             mode = image.mode
             if mode == "P":
@@ -47,10 +68,9 @@ def read_grey_image(path: Path) -> np.ndarray:
             if mode == "F":
                 return np.clip(np.rint(np.asarray(image)), 0, 255).astype(np.uint8)
             rgb = np.asarray(image.convert("RGB"), dtype=np.int64)
-    except FileNotFoundError:
-        raise MapImageError(f'names image "{path}", which does not exist') from None
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise MapImageError(f'names image "{path}", which cannot be read: {exc}') from None
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError, EOFError) as exc:
+        reason = " ".join(str(exc).split())
+        raise MapImageError(f'names image "{path}", which cannot be read: {reason}') from None
     weights = np.array(_GREY_WEIGHTS, dtype=np.int64)
     grey = (rgb @ weights + (1 << (_GREY_SHIFT - 1))) >> _GREY_SHIFT
     return np.clip(grey, 0, 255).astype(np.uint8)

@@ -8,6 +8,7 @@ Defaults are the reference simulator's.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,13 @@ from typing import Any
 from sim_server.core import limits
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
-from sim_server.core.shape_validation import MAX_POLYGON_VERTICES, ShapeError, normalize_polygon
+from sim_server.core.shape_validation import (
+    MAX_POLYGON_VERTICES,
+    ShapeError,
+    check_rotational_inertia,
+    normalize_polygon,
+    polygon_mass,
+)
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.yaml_reader import YamlReader, load_yaml_file
 
@@ -164,7 +171,22 @@ def _parse_body(reader: YamlReader) -> BodySpec:
         footprints=tuple(_parse_footprint(entry) for entry in reader.get_map_list("footprints")),
     )
     reader.ensure_all_keys_used()
+    try:
+        check_rotational_inertia([_mass_properties(footprint) for footprint in spec.footprints])
+    except ShapeError as exc:
+        raise reader.error(str(exc), "footprints") from None
     return spec
+
+
+def _mass_properties(footprint: FootprintSpec) -> tuple[float, tuple[float, float], float]:
+    """Mass (kg), centroid (m) and inertia about the body's origin (kg m^2) of a footprint."""
+    if footprint.shape == "circle":
+        area = math.pi * footprint.radius**2
+        cx, cy = footprint.center
+        polar = area * (0.5 * footprint.radius**2 + cx * cx + cy * cy)
+        return footprint.density * area, (cx, cy), footprint.density * polar
+    area, centroid, polar = polygon_mass(footprint.points)
+    return footprint.density * area, centroid, footprint.density * polar
 
 
 def _parse_footprint(reader: YamlReader) -> FootprintSpec:

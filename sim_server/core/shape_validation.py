@@ -2,7 +2,8 @@
 
 Box2D polygons must be convex, have 3 to 8 vertices that are not (nearly) coincident and
 enclose a positive area. :func:`normalize_polygon` checks all of it and returns the vertices in
-counter-clockwise order.
+counter-clockwise order. :func:`check_rotational_inertia` keeps a body's rotational inertia
+computable in Box2D's float32 (Box2D asserts it stays positive, an abort in some builds).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ VERTEX_WELD_DISTANCE = 0.5 * 0.005
 #: Smallest polygon area (m^2) accepted; Box2D asserts an area above its epsilon.
 MIN_POLYGON_AREA = 1e-6
 _ANGLE_TOLERANCE = 1e-6
+#: Box2D moves a body's inertia from its origin to its centre of mass in float32; the inertia
+#: about the centre must be at least this fraction of the one about the origin to survive it.
+MIN_CENTRAL_INERTIA_SHARE = 1e-4
 
 
 class ShapeError(ValueError):
@@ -65,6 +69,45 @@ def normalize_polygon(points: Sequence[tuple[float, float]]) -> tuple[tuple[floa
     if abs(turning - 2.0 * math.pi) > 1e-3:
         raise ShapeError("is not convex (its edges cross each other)")
     return tuple((float(x), float(y)) for x, y in ordered)
+
+
+def polygon_mass(points: Sequence[tuple[float, float]]) -> tuple[float, tuple[float, float], float]:
+    """Area (m^2), centroid (m) and polar second moment of area about the origin (m^4) of a
+    simple polygon."""
+    area = cx = cy = inertia = 0.0
+    for index, (x1, y1) in enumerate(points):
+        x2, y2 = points[(index + 1) % len(points)]
+        cross = x1 * y2 - x2 * y1
+        area += 0.5 * cross
+        cx += (x1 + x2) * cross / 6.0
+        cy += (y1 + y2) * cross / 6.0
+        inertia += cross * (x1 * x1 + x1 * x2 + x2 * x2 + y1 * y1 + y1 * y2 + y2 * y2) / 12.0
+    return area, (cx / area, cy / area), inertia
+
+
+def check_rotational_inertia(parts: Sequence[tuple[float, tuple[float, float], float]]) -> None:
+    """Check that a body keeps a positive rotational inertia in Box2D.
+
+    Args:
+        parts: per fixture, its mass (kg), centroid in the body frame (m) and rotational
+            inertia about the body's origin (kg m^2).
+
+    Raises:
+        ShapeError: the fixtures are so small for their distance from the body's origin that
+            float32 loses their inertia about the centre of mass.
+    """
+    mass = sum(part[0] for part in parts)
+    inertia = sum(part[2] for part in parts)
+    if mass <= 0.0 or inertia <= 0.0:
+        return
+    cx = sum(part[0] * part[1][0] for part in parts) / mass
+    cy = sum(part[0] * part[1][1] for part in parts) / mass
+    central = inertia - mass * (cx * cx + cy * cy)
+    if central < MIN_CENTRAL_INERTIA_SHARE * inertia:
+        raise ShapeError(
+            f"footprints are too small for their distance ({math.hypot(cx, cy):.3g} m) from the body's origin: "
+            "Box2D's float32 would lose the body's rotational inertia; move the body's pose to its footprints"
+        )
 
 
 def _original_index(index: int, count: int, area: float) -> int:

@@ -194,10 +194,16 @@ class World:
                 self.collision_filter.register_layer(name)
         for layer_spec in self.spec.layers:
             bits, _ = self.collision_filter.category_bits(layer_spec.names)
-            map_data = (
-                load_map_file(layer_spec.map_path, layer_spec.name, self.preprocessor) if layer_spec.map_path else None
-            )
-            self.layers.append(Layer(self.physics, layer_spec, map_data, bits, load=False))
+            try:
+                map_data = (
+                    load_map_file(layer_spec.map_path, layer_spec.name, self.preprocessor)
+                    if layer_spec.map_path
+                    else None
+                )
+                layer = Layer(self.physics, layer_spec, map_data, bits, load=False)
+            except ConfigError as exc:
+                raise ConfigError(f"{self.spec.path}: {layer_spec.location}: {exc}") from None
+            self.layers.append(layer)
         self.levels = LevelManager(self, self.spec, enable_levels)
         self.before_step_hooks.insert(0, self.levels.update)
         for layer in self.layers:
