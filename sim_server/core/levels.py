@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from sim_server.core import limits
 from sim_server.core.errors import EntityError, RequestError
 from sim_server.core.layer import Layer, LayerPiece
 from sim_server.core.world_file import WorldSpec
@@ -126,8 +127,10 @@ class LevelManager:
             raise EntityError(f'model with name "{model_name}" does not exist')
         if model_name in self.performers:
             raise EntityError(f'model "{model_name}" is already a performer')
-        if not (size_x >= 0.0 and size_y >= 0.0) or not np.isfinite([size_x, size_y]).all():
-            raise RequestError(f"performer size must be finite and >= 0, got ({size_x}, {size_y})")
+        if not (limits.DISTANCE.contains(size_x) and limits.DISTANCE.contains(size_y)):
+            raise RequestError(
+                f"performer size must be finite, >= 0 and <= {limits.DISTANCE.high:g} m, got ({size_x:g}, {size_y:g})"
+            )
         if size_x == 0.0 and size_y == 0.0:
             size_x, size_y = DEFAULT_PERFORMER_SIZE
         performer = Performer(model_name, model_name, size_x, size_y)

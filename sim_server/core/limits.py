@@ -98,6 +98,8 @@ POSITIVE_RATE = Range(0.0, 1.0e6, "Hz", open_low=True)
 #: Speeds commanded through cmd_vel or set through services (m/s and rad/s, steering rad).
 SPEED = Range(-1.0e4, 1.0e4, "m/s")
 ANGULAR_SPEED = Range(-1.0e4, 1.0e4, "rad/s")
+#: Torques of joint motors (N m).
+TORQUE = Range(0.0, 1.0e9, "N m")
 #: Noise standard deviations (m, rad, m/s ...).
 NOISE = Range(0.0, 1.0e4)
 #: Geodetic reference of GPS (degrees).

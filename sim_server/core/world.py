@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import math
 from dataclasses import dataclass
 from time import time as wall_clock
 from pathlib import Path
@@ -22,7 +21,9 @@ from typing import Any, Callable, Iterable, Protocol
 
 from Box2D import b2
 
+from sim_server.core import limits
 from sim_server.core.collision_filter import CollisionFilterRegistry
+from sim_server.core.entity_names import model_name_problem, namespace_problem
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.layer import Layer
@@ -229,23 +230,35 @@ class World:
             EntityError: a model called ``name`` exists already, or the name is empty.
             ConfigError: the spec names layers this world does not have.
         """
-        if not name:
-            raise RequestError("model name must not be empty")
-        if name in self.models:
-            raise EntityError(f'model with name "{name}" already exists')
-        _check_pose(pose)
+        self._check_new_model(name, namespace, pose)
         model = Model.build(self.physics, self.collision_filter, name, namespace, spec, pose)
         try:
             self.plugins.load_model_plugins(model)
-        except Exception:
+        except BaseException:
             with self.plugins.removing(body.physics_body for body in model.bodies.values()):
                 model.destroy()
             raise
         self.models[name] = model
-        for listener in list(self._listeners):
-            listener.on_model_added(model)
-        self.plugins.notify_model_added(model)
+        try:
+            for listener in list(self._listeners):
+                listener.on_model_added(model)
+            self.plugins.notify_model_added(model)
+        except BaseException:
+            self.delete_model(name)  # nothing stays half-created
+            raise
         return model
+
+    def _check_new_model(self, name: str, namespace: str, pose: Pose2D) -> None:
+        """Raise unless a model ``name`` in ``namespace`` may be added at ``pose``."""
+        problem = model_name_problem(name)
+        if problem is not None:
+            raise RequestError(problem)
+        problem = namespace_problem(namespace)
+        if problem is not None:
+            raise RequestError(problem)
+        if name in self.models:
+            raise EntityError(f'model with name "{name}" already exists')
+        _check_pose(pose)
 
     def spawn_model(
         self, model_path: str | Path, name: str, namespace: str = "", pose: Pose2D = Pose2D()
@@ -254,14 +267,12 @@ class World:
 
         A relative path resolves against the world file's folder (the reference's rule).
         """
+        if "\0" in str(model_path):
+            raise RequestError("model path must not contain a NUL character")
         path = Path(model_path).expanduser()
         if not path.is_absolute():
             path = self.spec.path.parent / path
-        if not name:
-            raise RequestError("model name must not be empty")
-        if name in self.models:
-            raise EntityError(f'model with name "{name}" already exists')
-        _check_pose(pose)
+        self._check_new_model(name, namespace, pose)
         return self.add_model(load_model_file(path, self.preprocessor), name, namespace, pose)
 
     def model(self, name: str) -> Model:
@@ -300,8 +311,11 @@ class World:
         """Set a model's pose (as :meth:`move_model`) and twist (m/s, rad/s, world frame) at once."""
         model = self.model(name)
         _check_pose(pose)
-        if not all(math.isfinite(v) for v in (vx, vy, wz)):
-            raise RequestError(f"twist must be finite, got ({vx}, {vy}, {wz})")
+        if not (limits.SPEED.contains(vx) and limits.SPEED.contains(vy) and limits.ANGULAR_SPEED.contains(wz)):
+            raise RequestError(
+                f"twist ({vx:g}, {vy:g}, {wz:g}) must be finite, linear within +-{limits.SPEED.high:g} m/s and "
+                f"angular within +-{limits.ANGULAR_SPEED.high:g} rad/s"
+            )
         model.set_pose(pose)
         model.set_twist(vx, vy, wz)
         self._notify_moved(model)
@@ -314,8 +328,11 @@ class World:
             raise EntityError(f'model "{model_name}" has no joint named "{joint_name}"')
         if joint.spec.joint_type != "revolute":
             raise RequestError(f'joint "{joint_name}" of model "{model_name}" is a {joint.spec.joint_type} joint, not revolute')
-        if not (math.isfinite(speed) and math.isfinite(max_torque)) or max_torque < 0.0:
-            raise RequestError(f"speed must be finite and max_torque finite and >= 0, got {speed}, {max_torque}")
+        if not (limits.ANGULAR_SPEED.contains(speed) and limits.TORQUE.contains(max_torque)):
+            raise RequestError(
+                f"speed must be within +-{limits.ANGULAR_SPEED.high:g} rad/s and max_torque within "
+                f"[0, {limits.TORQUE.high:g}] N m, got {speed:g}, {max_torque:g}"
+            )
         physics = joint.physics_joint
         physics.motorEnabled = enable
         physics.motorSpeed = speed
@@ -398,5 +415,8 @@ class World:
 
 
 def _check_pose(pose: Pose2D) -> None:
-    if not all(math.isfinite(value) for value in (pose.x, pose.y, pose.theta)):
-        raise RequestError(f"pose must be finite, got ({pose.x}, {pose.y}, {pose.theta})")
+    if not (limits.COORDINATE.contains(pose.x) and limits.COORDINATE.contains(pose.y) and limits.ANGLE.contains(pose.theta)):
+        raise RequestError(
+            f"pose ({pose.x:g}, {pose.y:g}, {pose.theta:g}) must have x and y within +-{limits.COORDINATE.high:g} m "
+            f"and theta within +-{limits.ANGLE.high:g} rad, all finite"
+        )

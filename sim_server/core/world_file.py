@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sim_server.core import limits
 from sim_server.core.collision_filter import MAX_LAYERS
+from sim_server.core.entity_names import model_name_problem, namespace_problem
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.model_file import Color, PluginSpec, parse_plugin
@@ -245,13 +246,18 @@ def _parse_layers(reader: YamlReader, path: Path) -> tuple[LayerSpec, ...]:
 
 def _parse_model_entry(entry: YamlReader, path: Path) -> ModelEntry:
     name = entry.get_str("name")
-    if not name:
-        raise entry.error("must not be empty", "name")
+    problem = model_name_problem(name)
+    if problem is not None:
+        raise entry.error(problem, "name")
     entry.rename(f'{entry.location} ("{name}")')
+    namespace = entry.get_str("namespace", "")
+    problem = namespace_problem(namespace)
+    if problem is not None:
+        raise entry.error(problem, "namespace")
     model = ModelEntry(
         name=name,
         model_path=resolve_path(entry.get_str("model"), path),
-        namespace=entry.get_str("namespace", ""),
+        namespace=namespace,
         pose=entry.get_pose("pose", Pose2D()),
         location=entry.location,
     )

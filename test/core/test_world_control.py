@@ -84,7 +84,7 @@ def test_joint_motor_turns_a_joint(tmp_path: Path) -> None:
 def test_bad_model_states_are_refused() -> None:
     world = World.from_file(LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml")
     before = world.models["turtlebot1"].pose
-    with pytest.raises(RequestError, match="twist must be finite"):
+    with pytest.raises(RequestError, match=r"twist \(nan, 0, 0\) must be finite"):
         world.set_model_state("turtlebot1", Pose2D(1.0, 1.0, 0.0), math.nan, 0.0, 0.0)
     assert world.models["turtlebot1"].pose == before
     with pytest.raises(EntityError, match='model with name "ghost" does not exist'):
