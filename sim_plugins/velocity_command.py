@@ -3,14 +3,30 @@
 Parameters: ``twist_sub`` (``cmd_vel``, in the model's namespace) and ``stamped`` (false: Twist;
 true: TwistStamped, as Kilted's navigation and teleop stacks publish by default). Only
 ``linear.x`` and ``angular.z`` are used. In-process users set :attr:`linear` and :attr:`angular`.
+
+A command that is not finite or beyond :data:`~sim_server.core.limits.SPEED` /
+:data:`~sim_server.core.limits.ANGULAR_SPEED` never reaches the world: a message carrying one is
+dropped with a warning naming the topic (at most one per :data:`WARNING_PERIOD`), and setting one
+in-process raises ValueError.
 """
 
 from __future__ import annotations
 
+import logging
+import time
+
+from sim_server.core import limits
 from sim_server.core.plugin_api import PluginContext
 from sim_server.core.yaml_reader import YamlReader
 
 COMMAND_QUEUE_DEPTH = 1
+#: Wall seconds between warnings about dropped commands of one topic.
+WARNING_PERIOD = 5.0
+LOGGER = logging.getLogger("sim_server")
+
+
+def _valid(linear: float, angular: float) -> bool:
+    return limits.SPEED.contains(linear) and limits.ANGULAR_SPEED.contains(angular)
 
 
 class VelocityCommand:
@@ -20,8 +36,11 @@ class VelocityCommand:
         self.context = context
         topic = config.get_str("twist_sub", "cmd_vel")
         stamped = config.get_bool("stamped", False)
-        self.linear = 0.0
-        self.angular = 0.0
+        self._linear = 0.0
+        self._angular = 0.0
+        self._topic = context.topic(topic)
+        self._dropped = 0
+        self._next_warning = 0.0
         self._subscription = None
         node = context.ros_node
         if node is not None:
@@ -29,16 +48,50 @@ class VelocityCommand:
                 from geometry_msgs.msg import TwistStamped
 
                 self._subscription = node.create_subscription(
-                    TwistStamped, context.topic(topic), lambda m: self._set(m.twist), COMMAND_QUEUE_DEPTH
+                    TwistStamped, self._topic, lambda m: self._set(m.twist), COMMAND_QUEUE_DEPTH
                 )
             else:
                 from geometry_msgs.msg import Twist
 
-                self._subscription = node.create_subscription(Twist, context.topic(topic), self._set, COMMAND_QUEUE_DEPTH)
+                self._subscription = node.create_subscription(Twist, self._topic, self._set, COMMAND_QUEUE_DEPTH)
+
+    @property
+    def linear(self) -> float:
+        """Commanded forward speed (m/s)."""
+        return self._linear
+
+    @linear.setter
+    def linear(self, value: float) -> None:
+        if not limits.SPEED.contains(value):
+            raise ValueError(f"linear command must be {limits.SPEED.describe()}, got {value!r}")
+        self._linear = float(value)
+
+    @property
+    def angular(self) -> float:
+        """Commanded turn rate (rad/s) or steering angle (rad)."""
+        return self._angular
+
+    @angular.setter
+    def angular(self, value: float) -> None:
+        if not limits.ANGULAR_SPEED.contains(value):
+            raise ValueError(f"angular command must be {limits.ANGULAR_SPEED.describe()}, got {value!r}")
+        self._angular = float(value)
 
     def _set(self, twist) -> None:
-        self.linear = float(twist.linear.x)
-        self.angular = float(twist.angular.z)
+        linear, angular = float(twist.linear.x), float(twist.angular.z)
+        if _valid(linear, angular):
+            self._linear, self._angular = linear, angular
+            return
+        self._dropped += 1
+        now = time.monotonic()
+        if now >= self._next_warning:
+            LOGGER.warning(
+                "%s: dropped %d velocity command(s) with linear.x or angular.z not finite or beyond +-%g "
+                "(last: linear.x %r, angular.z %r); the model keeps its previous command",
+                self._topic, self._dropped, limits.SPEED.high, linear, angular,
+            )
+            self._dropped = 0
+            self._next_warning = now + WARNING_PERIOD
 
     def close(self) -> None:
         """Destroy the subscription."""

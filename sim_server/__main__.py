@@ -1,20 +1,34 @@
 """Entry point: ``python -m sim_server --ros-args -p world_path:=world.yaml`` (or ``ros2 run sim_server sim_server``).
 
-Exit codes: 0 after a normal shutdown (Ctrl-C), 1 when the parameters or the world are invalid
-(one line on stderr names the file, entry and key at fault).
+Exit codes: 0 after a normal shutdown (Ctrl-C, SIGTERM), 1 when the parameters or the world are
+invalid (one line on stderr names the file, entry and key at fault).
+
+Signals: SIGINT and SIGTERM are handled here, not by rclpy. While the world loads they abort the
+loading; once the loop runs they ask it to stop at the end of its tick. Then plugins, the world
+and the node's publishers are destroyed while the ROS context is still valid, and only then is
+the context shut down, so nothing touches rclpy after it is gone.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
+from rclpy.signals import SignalHandlerOptions
 
 from sim_server.core.errors import SimError
 
 EXIT_OK = 0
 EXIT_CONFIG_ERROR = 1
+#: The signals that end the server cleanly.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class _Interrupted(BaseException):
+    """A stop signal arrived before the loop ran (while the world was loading)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,13 +36,22 @@ def main(argv: list[str] | None = None) -> int:
     from sim_server.ros.server_node import SimServerNode
 
     args = sys.argv if argv is None else argv
-    try:
-        rclpy.init(args=args)
-    except Exception as exc:  # malformed --ros-args: say so in one line
-        print(f"sim_server: error: invalid ROS arguments: {exc}", file=sys.stderr)
-        return EXIT_CONFIG_ERROR
+    running: list[SimServerNode] = []  # the node, once its loop may be asked to stop
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        if running:
+            running[0].request_stop()
+        else:
+            raise _Interrupted()
+
+    previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
     node = None
     try:
+        try:
+            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        except Exception as exc:  # malformed --ros-args: say so in one line
+            print(f"sim_server: error: invalid ROS arguments: {exc}", file=sys.stderr)
+            return EXIT_CONFIG_ERROR
         node = SimServerNode()
         logger = node.get_logger()
         logger.info(
@@ -38,16 +61,21 @@ def main(argv: list[str] | None = None) -> int:
             + ("" if not node.params.update_rate else " Hz")
         )
         logger.info("services: " + ", ".join(node.service_names))
+        running.append(node)
         node.run()
     except SimError as exc:
         print(f"sim_server: error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except (_Interrupted, ExternalShutdownException):
         pass
     finally:
+        for signum in STOP_SIGNALS:  # shutting down already: a second Ctrl-C changes nothing
+            signal.signal(signum, signal.SIG_IGN)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return EXIT_OK
 
 

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from sim_server.core.world import World
 
 LOGGER = logging.getLogger("sim_server")
+#: What a plugin may raise without taking the server down: any error, and SystemExit too (a
+#: plugin calling sys.exit() is reported and disabled like one that fails).
+PLUGIN_FAILURES = (Exception, SystemExit)
 
 _HOOKS = ("before_physics_step", "after_physics_step", "pre_update", "post_update")
 #: Hooks a plugin class may run for all its instances in one call (``<hook>_batch``).
@@ -86,7 +89,7 @@ def load_plugin_class(spec: PluginSpec, group: str, base: type[Plugin], describe
         raise ConfigError(f"{where}: no such plugin type is installed (entry points {group}: {known})")
     try:
         plugin_class = entry_point.load()
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         raise ConfigError(f"{where}: cannot be imported ({entry_point.value}): {type(exc).__name__}: {exc}") from None
     if not (isinstance(plugin_class, type) and issubclass(plugin_class, base)):
         raise ConfigError(f"{where}: {entry_point.value} is not a {base.__name__} subclass")
@@ -157,7 +160,7 @@ class PluginManager:
             config.ensure_all_keys_used()
         except ConfigError as exc:
             raise ConfigError(f"{context.describe()}: {exc}") from None
-        except Exception as exc:
+        except PLUGIN_FAILURES as exc:
             LOGGER.debug("plugin failed to initialise", exc_info=True)
             raise ConfigError(
                 f"{spec.source}: {spec.location}: {context.describe()} failed to initialise: "
@@ -172,7 +175,7 @@ class PluginManager:
             for spec in model.spec.plugins:
                 context = PluginContext(spec.name, spec.plugin_type, self._world, model, self._world.ros_node)
                 loaded.append(self._instantiate(spec, context, MODEL_PLUGIN_GROUP, ModelPlugin))
-        except Exception:
+        except BaseException:
             for item in reversed(loaded):
                 self._shutdown(item)
             raise
@@ -240,7 +243,7 @@ class PluginManager:
     def _shutdown(self, item: _LoadedPlugin) -> None:
         try:
             item.plugin.on_shutdown()
-        except Exception:
+        except PLUGIN_FAILURES:
             LOGGER.exception("%s raised in on_shutdown", item.context.describe())
 
     def close(self) -> None:
@@ -323,7 +326,7 @@ class PluginManager:
                     function(plugins, argument)
                 else:
                     function(argument)
-            except Exception as exc:
+            except PLUGIN_FAILURES as exc:
                 if isinstance(owner, _Batch):
                     self._split(owner, hook, exc)
                 else:
@@ -369,7 +372,7 @@ class PluginManager:
             if item.enabled:
                 try:
                     getattr(item.plugin, hook)(model)
-                except Exception as exc:
+                except PLUGIN_FAILURES as exc:
                     self._disable(item, hook, exc)
 
     @contextlib.contextmanager
@@ -403,7 +406,7 @@ class PluginManager:
             for item in list(items):
                 try:
                     getattr(item.plugin, hook)(contact, *args)
-                except Exception as exc:
+                except PLUGIN_FAILURES as exc:
                     self._disable(item, hook, exc)
 
 

@@ -1,14 +1,21 @@
-"""The server node's ROS parameters: declared with descriptions and units, read and validated."""
+"""The server node's ROS parameters: declared with descriptions and units, read and validated.
+
+Every parameter is declared with dynamic typing, so a value of the wrong type on the command
+line (``-p seed:=abc``) reaches the checks below and gets a one-line error naming the parameter,
+instead of rclpy's exception at declaration. Numbers are checked against
+:mod:`sim_server.core.limits`.
+"""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.node import Node
 
+from sim_server.core import limits
 from sim_server.core.errors import ConfigError
+from sim_server.core.limits import Range
 from sim_server.core.world import DEFAULT_STEP_SIZE
 
 DEFAULT_UPDATE_RATE = 200.0
@@ -48,7 +55,7 @@ def _number_descriptor(description: str, constraints: str) -> ParameterDescripto
         description=description,
         additional_constraints=constraints,
         read_only=True,
-        # Accept 200 as well as 200.0 from the command line; the value is checked below.
+        # Accept 200 as well as 200.0 (or a wrong type) from the command line; checked below.
         dynamic_typing=True,
     )
 
@@ -66,6 +73,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
             type=ParameterType.PARAMETER_STRING,
             description="Path of the Flatland-format world YAML file to load (required).",
             read_only=True,
+            dynamic_typing=True,
         ),
     )
     node.declare_parameter(
@@ -88,6 +96,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
             type=ParameterType.PARAMETER_BOOL,
             description="Publish debug MarkerArrays of layers and models for RViz.",
             read_only=True,
+            dynamic_typing=True,
         ),
     )
     node.declare_parameter(
@@ -112,6 +121,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
             description="Seed of every noise source (odometry, laser, plugins); -1 for a nondeterministic run.",
             additional_constraints=">= -1",
             read_only=True,
+            dynamic_typing=True,
         ),
     )
     node.declare_parameter(
@@ -121,6 +131,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
             type=ParameterType.PARAMETER_BOOL,
             description="Start with the world paused (then advance it with step_world or resume).",
             read_only=True,
+            dynamic_typing=True,
         ),
     )
     node.declare_parameter(
@@ -131,20 +142,23 @@ def declare_server_parameters(node: Node) -> ServerParameters:
             description="Load and unload the world's levels (and streamed layer tiles) as performers move; "
             "without it every entity is loaded.",
             read_only=True,
+            dynamic_typing=True,
         ),
     )
     world_path = node.get_parameter("world_path").value
-    if not isinstance(world_path, str) or not world_path:
+    if not isinstance(world_path, str):
+        raise ConfigError(f'parameter "world_path" must be the path of a world file, got {world_path!r}')
+    if not world_path:
         raise ConfigError(
             'parameter "world_path" is required: pass --ros-args -p world_path:=/path/to/world.yaml'
         )
     params = ServerParameters(
         world_path=world_path,
-        update_rate=_number(node, "update_rate", allow_zero=True),
-        step_size=_number(node, "step_size", allow_zero=False),
+        update_rate=_number(node, "update_rate", limits.RATE),
+        step_size=_number(node, "step_size", limits.STEP_SIZE),
         show_viz=_boolean(node, "show_viz"),
-        viz_pub_rate=_number(node, "viz_pub_rate", allow_zero=False),
-        state_pub_rate=_number(node, "state_pub_rate", allow_zero=True),
+        viz_pub_rate=_number(node, "viz_pub_rate", limits.POSITIVE_RATE),
+        state_pub_rate=_number(node, "state_pub_rate", limits.RATE),
         seed=_seed(node),
         start_paused=_boolean(node, "start_paused"),
         enable_levels=_boolean(node, "enable_levels"),
@@ -152,15 +166,8 @@ def declare_server_parameters(node: Node) -> ServerParameters:
     return params
 
 
-def _number(node: Node, name: str, *, allow_zero: bool) -> float:
-    value = node.get_parameter(name).value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f'parameter "{name}" must be a number, got {value!r}')
-    number = float(value)
-    if not math.isfinite(number) or number < 0.0 or (number == 0.0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ConfigError(f'parameter "{name}" must be a finite number {bound}, got {value!r}')
-    return number
+def _number(node: Node, name: str, within: Range) -> float:
+    return within.check(node.get_parameter(name).value, f'parameter "{name}"')
 
 
 def _boolean(node: Node, name: str) -> bool:
@@ -172,6 +179,6 @@ def _boolean(node: Node, name: str) -> bool:
 
 def _seed(node: Node) -> int | None:
     value = node.get_parameter("seed").value
-    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+    if isinstance(value, bool) or not isinstance(value, int) or not limits.SEED.contains(value):
         raise ConfigError(f'parameter "seed" must be an integer >= 0, or -1 for none, got {value!r}')
     return None if value == -1 else value

@@ -74,6 +74,7 @@ class SimServerNode(Node):
         super().__init__(node_name, **node_kwargs)
         self.visualization: DebugVisualization | None = None
         self.world: World | None = None
+        self._stop_requested = False
         self._log_handler = logging_bridge.attach(self)
         try:
             self.params: ServerParameters = declare_server_parameters(self)
@@ -163,6 +164,10 @@ class SimServerNode(Node):
         return self.world_services.names + self.world_control.names + self.state_datapacks.names + self.levels.names
 
     # ------------------------------------------------------------------ the loop
+    def request_stop(self) -> None:
+        """Make :meth:`run` return at the end of its current tick (safe from a signal handler)."""
+        self._stop_requested = True
+
     def run(self, executor: Executor | None = None, stop: Callable[[], bool] | None = None) -> None:
         """Step and serve until the context shuts down or ``stop()`` returns true.
 
@@ -186,10 +191,15 @@ class SimServerNode(Node):
         self.pacer.restart()
         try:
             running = self.context.ok()
-            while running and not (stop is not None and stop()):
+            while running and not self._stop_requested and not (stop is not None and stop()):
                 if self.paused:
-                    self.world.idle()
+                    if self.world_control.stepping:
+                        self.world_control.run_queued_steps()
+                    else:
+                        self.world.idle()
                 else:
+                    if self.world_control.stepping:
+                        self.world_control.abort_queued_steps("the world was resumed")
                     self.step_once()
                 now = time.monotonic()
                 if self.visualization is not None and now >= next_viz:
@@ -202,7 +212,8 @@ class SimServerNode(Node):
                     self.world_control.publish_stats(now, self.pacer.overruns)
                     next_stats_message = now + STATS_PUB_PERIOD
                 if self.paused:
-                    self._serve_until(executor, now + PAUSED_TICK)
+                    # While step_world requests run, serve what is ready and go back to stepping.
+                    self._serve_until(executor, now if self.world_control.stepping else now + PAUSED_TICK)
                     running = self.context.ok()
                 elif now >= next_service:
                     deadline = self.pacer.next_deadline() if self.pacer.paced else now
@@ -216,6 +227,8 @@ class SimServerNode(Node):
         except (ExternalShutdownException, ShutdownException):
             pass
         finally:
+            if self._stop_requested:
+                self.world_control.abort_queued_steps("the server is shutting down")
             if own_executor:
                 executor.remove_node(self)
                 executor.shutdown(timeout_sec=0)
@@ -227,6 +240,7 @@ class SimServerNode(Node):
         """
         served_late = 0
         first = True
+        served: set[Any] = set()  # the handlers run, kept so that identities stay unique
         refresh_all()  # callbacks served: subscriber counts may have changed
         while True:
             remaining = deadline - time.monotonic()
@@ -243,8 +257,15 @@ class SimServerNode(Node):
                     continue  # nothing ready yet: wait for the rest of the tick
                 return
             first = False
-            handler()
-            exception = handler.exception()
+            # rclpy offers a coroutine callback that awaits (a queued step_world) again in every
+            # round of waiting: once it comes back late, nothing new is ready.
+            resumed = handler in served
+            served.add(handler)
+            try:
+                handler()
+                exception = handler.exception()
+            except SystemExit as exc:  # rclpy's tasks catch Exception only
+                exception = exc
             if exception is not None:
                 if isinstance(exception, (ExternalShutdownException, ShutdownException)):
                     raise exception
@@ -254,6 +275,8 @@ class SimServerNode(Node):
                     f"{type(exception).__name__}: {exception}\n"
                     + "".join(traceback.format_exception(type(exception), exception, exception.__traceback__))
                 )
+            if resumed and remaining <= 0.0:
+                return
             if remaining <= 0.0:
                 served_late += 1
                 if served_late >= MAX_CALLBACKS_PER_TICK:

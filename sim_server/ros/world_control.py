@@ -2,20 +2,30 @@
 
 ``step_world`` (sim_msgs/StepWorld) advances exactly ``steps`` physics steps while the world is
 paused and answers once they are done; ``reset_world`` (std_srvs/Empty) returns the world to its
-loaded state without restarting the process. ``~/stats`` (sim_msgs/WorldStats) reports sim time,
+loaded state without restarting the process.
+
+A step request is queued, not carried out inside its callback: the server's loop runs its steps
+in slices of :data:`STEP_SLICE` wall seconds between which it serves every other callback, logs
+and notices a shutdown, so a request of millions of steps blocks nothing. A request still
+queued when the world is resumed or reset, or the server shuts down, answers false. ``~/stats`` (sim_msgs/WorldStats) reports sim time,
 real-time factor, step times, iterations, overruns and the paused flag about once a second.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
 from typing import Callable
 
 from rclpy.node import Node
+from rclpy.task import Future
 from std_srvs.srv import Empty
 
 from sim_msgs.msg import WorldStats
 from sim_msgs.srv import StepWorld
+from sim_server.core import limits
 from sim_server.core.errors import RequestError
 from sim_server.core.step_timing import StepStatistics
 from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND
@@ -26,6 +36,18 @@ LOGGER = logging.getLogger("sim_server")
 
 #: Wall seconds between ~/stats messages.
 STATS_PUB_PERIOD = 1.0
+#: Wall seconds of stepping for queued step_world requests between two servings of callbacks.
+STEP_SLICE = 0.05
+
+
+@dataclass
+class _StepRequest:
+    """A queued step_world request: ``steps`` to do, ``done`` so far; ``future`` completes with
+    None when all are done, or with the reason they stopped."""
+
+    steps: int
+    done: int = 0
+    future: Future = field(default_factory=Future)
 
 
 class WorldControl:
@@ -51,26 +73,67 @@ class WorldControl:
         self.statistics = StepStatistics()
         self._window_wall: float | None = None
         self._window_sim_ns = 0
+        self._queued: deque[_StepRequest] = deque()
 
     @property
     def names(self) -> list[str]:
         """Fully qualified names of the services offered."""
         return [self._node.resolve_service_name(service.srv_name) for service in self._services]
 
-    def _step_world(self, request: StepWorld.Request, response: StepWorld.Response) -> StepWorld.Response:
-        def step() -> str:
+    async def _step_world(self, request: StepWorld.Request, response: StepWorld.Response) -> StepWorld.Response:
+        def check() -> str:
             if request.steps == 0:
                 raise RequestError("steps must be at least 1")
+            if request.steps > limits.MAX_STEPS_PER_REQUEST:
+                raise RequestError(
+                    f"steps must be at most {limits.MAX_STEPS_PER_REQUEST}, got {request.steps} "
+                    "(a negative number sent by a client arrives as a huge unsigned one)"
+                )
             if not self._world.time.paused:
                 raise RequestError("the world is running: pause it (service pause) before stepping it")
-            for _ in range(request.steps):
-                self._step_once()
-            return f"stepped {request.steps} time(s) to sim time {self._world.time.sim_time:.9f} s"
+            return ""
 
-        return answer(response, step, f"step_world {request.steps}")
+        what = f"step_world {request.steps}"
+        if not answer(response, check, what).success:
+            return response
+        queued = _StepRequest(request.steps)
+        self._queued.append(queued)
+        reason = await queued.future
+
+        def report() -> str:
+            if reason is not None:
+                raise RequestError(f"stopped after {queued.done} of {queued.steps} step(s): {reason}")
+            return f"stepped {queued.steps} time(s) to sim time {self._world.time.sim_time:.9f} s"
+
+        return answer(response, report, what)
+
+    @property
+    def stepping(self) -> bool:
+        """Whether step_world requests wait for their steps."""
+        return bool(self._queued)
+
+    def run_queued_steps(self, budget: float = STEP_SLICE) -> None:
+        """Carry out queued step_world requests for about ``budget`` wall seconds."""
+        end = time.monotonic() + budget
+        queue = self._queued
+        while queue:
+            queued = queue[0]
+            while queued.done < queued.steps:
+                self._step_once()
+                queued.done += 1
+                if time.monotonic() >= end and queued.done < queued.steps:
+                    return
+            queue.popleft()
+            queued.future.set_result(None)
+
+    def abort_queued_steps(self, reason: str) -> None:
+        """Answer every queued step_world request with ``reason`` (the world was resumed, ...)."""
+        while self._queued:
+            self._queued.popleft().future.set_result(reason)
 
     def _reset_world(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
         def reset() -> str:
+            self.abort_queued_steps("the world was reset")
             self._world.reset()
             self._after_reset()
             self._window_wall = None

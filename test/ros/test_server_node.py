@@ -165,14 +165,20 @@ def test_world_path_is_required(ros_context) -> None:
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("update_rate", -1.0, 'parameter "update_rate" must be a finite number >= 0'),
-        ("step_size", 0.0, 'parameter "step_size" must be a finite number > 0'),
-        ("viz_pub_rate", "fast", 'parameter "viz_pub_rate" must be a number'),
+        ("update_rate", -1.0, 'parameter "update_rate" must be a finite number >= 0 and <= 1e.06 Hz, got -1.0'),
+        ("step_size", 0.0, 'parameter "step_size" must be a finite number >= 1e-06 and <= 1 s, got 0.0'),
+        ("step_size", 1e-12, 'parameter "step_size" must be a finite number >= 1e-06 and <= 1 s, got 1e-12'),
+        ("viz_pub_rate", "fast", "parameter \"viz_pub_rate\" must be a finite number > 0 and <= 1e.06 Hz, got 'fast'"),
+        ("seed", "abc", "parameter \"seed\" must be an integer >= 0, or -1 for none, got 'abc'"),
+        ("enable_levels", "maybe", "parameter \"enable_levels\" must be true or false, got 'maybe'"),
+        ("start_paused", 3, 'parameter "start_paused" must be true or false, got 3'),
+        ("world_path", 3, 'parameter "world_path" must be the path of a world file, got 3'),
+        ("world_path", ".", 'world file "." is a directory, not a regular file'),
     ],
 )
 def test_invalid_parameters(ros_context, name: str, value, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        make_server(ros_context, world_path=str(LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml"), **{name: value})
+        make_server(ros_context, **{"world_path": str(LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml"), name: value})
 
 
 def test_integer_parameters_are_accepted_and_described(ros_context) -> None:
