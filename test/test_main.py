@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
@@ -43,3 +44,29 @@ def test_invalid_world_exits_1_naming_file_and_key(case: str, facts: list[str]) 
     assert "Traceback" not in result.stderr
     for fact in facts:
         assert fact in error_lines[0]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("world", ["demo", "levels"])
+def test_signals_end_the_server_with_exit_0_and_no_traceback(signum: int, world: str) -> None:
+    world_path = REPO_ROOT / "config" / "worlds" / world / "world.yaml"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sim_server", "--ros-args", "-p", f"world_path:={world_path}", "-p", "enable_levels:=true"],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        lines = []
+        for line in process.stdout:  # the server logs its services once the loop is about to run
+            lines.append(line)
+            if "services:" in line:
+                break
+        process.send_signal(signum)
+        rest, _ = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    output = "".join(lines) + rest
+    assert process.returncode == 0, output
+    assert "Traceback" not in output and "Error" not in output, output

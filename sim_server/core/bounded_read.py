@@ -19,6 +19,18 @@ def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):g} MiB"
 
 
+#: Characters of a path shown in an error; longer ones are shortened in the middle.
+SHOWN_PATH_CHARS = 200
+
+
+def shown_path(path: Path | str) -> str:
+    """``path`` for an error message: whole when short, else its start and end around "..."."""
+    text = str(path)
+    if len(text) <= SHOWN_PATH_CHARS:
+        return text
+    return f"{text[:SHOWN_PATH_CHARS // 2]}...{text[-SHOWN_PATH_CHARS // 2:]}"
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
@@ -43,42 +55,44 @@ def read_bytes(path: Path, what: str, max_bytes: int) -> bytes:
         ConfigError: the file does not exist, is not a regular file, is larger than
             ``max_bytes`` or cannot be read.
     """
+    shown = shown_path(path)
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise ConfigError(f'{what} "{path}" does not exist') from None
+        raise ConfigError(f'{what} "{shown}" does not exist') from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise ConfigError(f'{what} "{path}" cannot be read: {_reason(exc)}') from None
+        raise ConfigError(f'{what} "{shown}" cannot be read: {_reason(exc)}') from None
     if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(f'{what} "{path}" is {_kind(info.st_mode)}, not a regular file')
+        raise ConfigError(f'{what} "{shown}" is {_kind(info.st_mode)}, not a regular file')
     if info.st_size > max_bytes:
-        raise ConfigError(f'{what} "{path}" has {_mib(info.st_size)}, more than the limit of {_mib(max_bytes)}')
+        raise ConfigError(f'{what} "{shown}" has {_mib(info.st_size)}, more than the limit of {_mib(max_bytes)}')
     try:
         # O_NONBLOCK: should the path have been swapped for a FIFO since stat(), open() must
         # not wait for a writer; fstat() below then refuses it.
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise ConfigError(f'{what} "{path}" cannot be read: {_reason(exc)}') from None
+        raise ConfigError(f'{what} "{shown}" cannot be read: {_reason(exc)}') from None
     with os.fdopen(descriptor, "rb") as stream:
         mode = os.fstat(stream.fileno()).st_mode
         if not stat.S_ISREG(mode):
-            raise ConfigError(f'{what} "{path}" is {_kind(mode)}, not a regular file')
+            raise ConfigError(f'{what} "{shown}" is {_kind(mode)}, not a regular file')
         try:
             data = stream.read(max_bytes + 1)
         except OSError as exc:
-            raise ConfigError(f'{what} "{path}" cannot be read: {_reason(exc)}') from None
+            raise ConfigError(f'{what} "{shown}" cannot be read: {_reason(exc)}') from None
     if len(data) > max_bytes:
-        raise ConfigError(f'{what} "{path}" has more than the limit of {_mib(max_bytes)}')
+        raise ConfigError(f'{what} "{shown}" has more than the limit of {_mib(max_bytes)}')
     return data
 
 
 def read_text(path: Path, what: str, max_bytes: int) -> str:
     """The contents of the regular file at ``path`` as UTF-8 text (see :func:`read_bytes`)."""
     data = read_bytes(path, what, max_bytes)
+    shown = shown_path(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f'{what} "{path}" is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x})') from None
+        raise ConfigError(f'{what} "{shown}" is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x})') from None
 
 
 def _reason(exc: BaseException) -> str:

@@ -264,8 +264,9 @@ class ScanScene:
         self._moving: MovingShapes | None = None
         self._moving_at = -1
         self._layouts: "dict[tuple[int, ...], tuple[list[LaserScanner], ScanBatch]]" = {}
-        #: Per model spec, the shapes of its first instance (later instances share the arrays).
-        self._by_spec: "dict[int, tuple[object, _ModelShapes]]" = {}
+        #: Per model spec, the shapes of its first instance (later instances share the arrays) and
+        #: how many instances are in the world (the entry goes with the last one).
+        self._by_spec: "dict[int, list]" = {}
         world.add_listener(self)
 
     # ------------------------------------------------------------------ WorldListener
@@ -280,6 +281,8 @@ class ScanScene:
             self._level_statics.show(model.name, False)
             return
         shapes = self._models.pop(id(model), None)
+        if shapes is not None:
+            self._release_template(model)
         if shapes is not None and shapes.fixed:
             self._fixed = None
         if self._movers.pop(id(model), None) is not None:
@@ -347,13 +350,23 @@ class ScanScene:
         template = self._by_spec.get(id(model.spec))
         shapes = self._models[id(model)] = _ModelShapes(model, template[1] if template else None)
         if template is None:
-            self._by_spec[id(model.spec)] = (model.spec, shapes)  # holding the spec keeps its id unique
+            self._by_spec[id(model.spec)] = [model.spec, shapes, 1]  # holding the spec keeps its id unique
+        else:
+            template[2] += 1
         if shapes.fixed:
             self._fixed = None
         else:
             self._movers[id(model)] = shapes
             self._table = None
         self._moving_at = -1
+
+    def _release_template(self, model: "Model") -> None:
+        """One instance of the model's spec left: forget the spec's shapes with its last one."""
+        template = self._by_spec.get(id(model.spec))
+        if template is not None:
+            template[2] -= 1
+            if template[2] <= 0:
+                del self._by_spec[id(model.spec)]
 
     def _gather_all(self) -> None:
         if len(self._models) != len(self._world.models):

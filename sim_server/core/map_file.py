@@ -20,7 +20,7 @@ from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.map_image import MapImageError, extract_edges, occupancy, read_grey_image
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
-from sim_server.core.yaml_reader import YamlReader, load_yaml_file, resolve_path
+from sim_server.core.yaml_reader import YamlReader, describe, load_yaml_file, resolve_path
 
 LINE_SEGMENTS_TYPE = "line_segments"
 IMAGE_TYPE = ""
@@ -50,7 +50,7 @@ def load_map_file(path: Path, layer_name: str, preprocessor: YamlPreprocessor | 
     elif map_type == IMAGE_TYPE:
         data = _load_image_map(reader, path)
     else:
-        raise reader.error(f'must be "{LINE_SEGMENTS_TYPE}" or absent (image map), got "{map_type}"', "type")
+        raise reader.error(f'must be "{LINE_SEGMENTS_TYPE}" or absent (image map), got {describe(map_type)}', "type")
     reader.ensure_all_keys_used()
     return data
 

@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from sim_server.core import limits
-from sim_server.core.bounded_read import read_bytes
+from sim_server.core.bounded_read import read_bytes, shown_path
 from sim_server.core.errors import ConfigError
 
 # OpenCV's fixed-point BGR -> grey weights (ITU-R BT.601, 14 fractional bits), which the
@@ -45,12 +45,17 @@ def read_grey_image(path: Path) -> np.ndarray:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
+            try:
+                image = Image.open(io.BytesIO(data))
+            except Image.DecompressionBombError:  # PIL's own (higher) limit, at open
+                raise MapImageError(
+                    f'names image "{shown_path(path)}" of more than the limit of {limits.MAX_MAP_PIXELS} pixels'
+                ) from None
         with image:
             width, height = image.size
             if width * height > limits.MAX_MAP_PIXELS:
                 raise MapImageError(
-                    f'names image "{path}" of {width} x {height} pixels, more than the limit of '
+                    f'names image "{shown_path(path)}" of {width} x {height} pixels, more than the limit of '
                     f"{limits.MAX_MAP_PIXELS} pixels"
                 )
             image.load()
@@ -70,7 +75,7 @@ def read_grey_image(path: Path) -> np.ndarray:
             rgb = np.asarray(image.convert("RGB"), dtype=np.int64)
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError, EOFError) as exc:
         reason = " ".join(str(exc).split())
-        raise MapImageError(f'names image "{path}", which cannot be read: {reason}') from None
+        raise MapImageError(f'names image "{shown_path(path)}", which cannot be read: {reason}') from None
     weights = np.array(_GREY_WEIGHTS, dtype=np.int64)
     grey = (rgb @ weights + (1 << (_GREY_SHIFT - 1))) >> _GREY_SHIFT
     return np.clip(grey, 0, 255).astype(np.uint8)

@@ -156,7 +156,7 @@ def _reject_duplicates(names: list[str], reader: YamlReader, what: str, key: str
 
 
 def _parse_body(reader: YamlReader) -> BodySpec:
-    name = reader.get_str("name")
+    name = reader.get_name("name")
     reader.rename(f'{reader.location} ("{name}")')
     body_type = reader.get_str("type", "dynamic")
     if body_type not in BODY_TYPES:
@@ -190,7 +190,7 @@ def _mass_properties(footprint: FootprintSpec) -> tuple[float, tuple[float, floa
 
 
 def _parse_footprint(reader: YamlReader) -> FootprintSpec:
-    shape = reader.get_str("type")
+    shape = reader.get_name("type")
     if shape not in FOOTPRINT_TYPES:
         raise reader.error(f'must be one of {", ".join(FOOTPRINT_TYPES)}, got "{shape}"', "type")
     center: tuple[float, float] = (0.0, 0.0)
@@ -223,9 +223,9 @@ def _parse_footprint(reader: YamlReader) -> FootprintSpec:
 
 
 def _parse_joint(reader: YamlReader, body_names: set[str]) -> JointSpec:
-    name = reader.get_str("name")
+    name = reader.get_name("name")
     reader.rename(f'{reader.location} ("{name}")')
-    joint_type = reader.get_str("type")
+    joint_type = reader.get_name("type")
     if joint_type not in JOINT_TYPES:
         raise reader.error(f'must be one of {", ".join(JOINT_TYPES)}, got "{joint_type}"', "type")
     ends = reader.get_map_list("bodies")
@@ -233,7 +233,7 @@ def _parse_joint(reader: YamlReader, body_names: set[str]) -> JointSpec:
         raise reader.error(f"must list exactly 2 bodies, got {len(ends)}", "bodies")
     attached = []
     for end in ends:
-        body = end.get_str("name")
+        body = end.get_name("name")
         if body not in body_names:
             raise end.error(f'names body "{body}", which does not exist in this model', "name")
         attached.append((body, end.get_floats("anchor", 2, within=limits.BODY_OFFSET)))
@@ -271,9 +271,9 @@ def _parse_joint(reader: YamlReader, body_names: set[str]) -> JointSpec:
 
 def parse_plugin(reader: YamlReader, source: Path) -> PluginSpec:
     """Read a plugin entry (``name``, ``type`` and the plugin's own keys)."""
-    name = reader.get_str("name")
+    name = reader.get_name("name")
     reader.rename(f'{reader.location} ("{name}")')
-    plugin_type = reader.get_str("type")
+    plugin_type = reader.get_name("type")
     config = {key: reader.get_any(key) for key in reader.keys() if key not in ("name", "type")}
     return PluginSpec(name=name, plugin_type=plugin_type, config=config, source=source, location=reader.location)
 

@@ -153,7 +153,7 @@ def load_world_file(path: Path, preprocessor: YamlPreprocessor | None = None) ->
 
 
 def _unique_name(entry: YamlReader, seen: set[str], what: str) -> str:
-    name = entry.get_str("name")
+    name = entry.get_name("name")
     if not name:
         raise entry.error("must not be empty", "name")
     entry.rename(f'{entry.location} ("{name}")')
@@ -194,7 +194,7 @@ def _parse_performers(reader: YamlReader, models: tuple[ModelEntry, ...]) -> tup
     performers = []
     for entry in reader.get_map_list("performers", []):
         name = _unique_name(entry, seen, "performer")
-        ref = entry.get_str("ref")
+        ref = entry.get_name("ref")
         if ref not in model_names:
             raise entry.error(f'names model "{ref}", which does not exist in this world', "ref")
         if ref in taken:
@@ -210,7 +210,7 @@ def _parse_layers(reader: YamlReader, path: Path) -> tuple[LayerSpec, ...]:
     layers: list[LayerSpec] = []
     taken: list[str] = []
     for entry in reader.get_map_list("layers", []):
-        names = tuple(entry.get_str_list("name", scalar_ok=True))
+        names = tuple(entry.get_name_list("name", scalar_ok=True))
         if not names:
             raise entry.error("must name at least one layer", "name")
         entry.rename(f'{entry.location} ("{names[0]}")')
@@ -245,7 +245,7 @@ def _parse_layers(reader: YamlReader, path: Path) -> tuple[LayerSpec, ...]:
 
 
 def _parse_model_entry(entry: YamlReader, path: Path) -> ModelEntry:
-    name = entry.get_str("name")
+    name = entry.get_name("name")
     problem = model_name_problem(name)
     if problem is not None:
         raise entry.error(problem, "name")

@@ -30,7 +30,7 @@ def load_yaml_file(path: Path, what: str, preprocessor: YamlPreprocessor | None 
     return (preprocessor or YamlPreprocessor()).load_file(path, what)
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
     """A short rendering of a YAML value for error messages."""
     text = repr(value) if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True).strip()
     text = text.removesuffix("\n...").strip()
@@ -52,7 +52,7 @@ class YamlReader:
         if data is None:
             data = {}
         if not isinstance(data, dict):
-            raise ConfigError(f"{self._prefix()}must be a mapping of keys to values, got {_describe(data)}")
+            raise ConfigError(f"{self._prefix()}must be a mapping of keys to values, got {describe(data)}")
         self._data: dict[Any, Any] = data
         self._accessed: set[Any] = set()
 
@@ -96,8 +96,17 @@ class YamlReader:
         if value is default and key not in self._data:
             return value
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise self.error(f"must be a string, got {_describe(value)}", key)
+            raise self.error(f"must be a string, got {describe(value)}", key)
         return str(value)
+
+    def get_name(self, key: str, default: Any = REQUIRED) -> str:
+        """A name (of a body, joint, plugin, layer, level ...): a string of at most
+        :data:`~sim_server.core.limits.MAX_NAME_LENGTH` printable characters."""
+        name = self.get_str(key, default)
+        problem = _name_problem(name)
+        if problem is not None:
+            raise self.error(problem, key)
+        return name
 
     def get_float(
         self,
@@ -118,9 +127,9 @@ class YamlReader:
             return value
         number = self._to_float(value, key, within=within)
         if positive and not number > 0.0:
-            raise self.error(f"must be greater than 0, got {_describe(value)}", key)
+            raise self.error(f"must be greater than 0, got {describe(value)}", key)
         if minimum is not None and number < minimum:
-            raise self.error(f"must be at least {minimum:g}, got {_describe(value)}", key)
+            raise self.error(f"must be at least {minimum:g}, got {describe(value)}", key)
         return number
 
     def get_int(
@@ -132,7 +141,7 @@ class YamlReader:
         if value is default and key not in self._data:
             return value
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(f"must be an integer, got {_describe(value)}", key)
+            raise self.error(f"must be an integer, got {describe(value)}", key)
         if minimum is not None and value < minimum:
             raise self.error(f"must be at least {minimum}, got {value}", key)
         within = within or _INTEGER
@@ -146,7 +155,7 @@ class YamlReader:
         if value is default and key not in self._data:
             return value
         if not isinstance(value, bool):
-            raise self.error(f"must be true or false, got {_describe(value)}", key)
+            raise self.error(f"must be true or false, got {describe(value)}", key)
         return value
 
     def get_floats(
@@ -158,7 +167,7 @@ class YamlReader:
         if value is default and key not in self._data:
             return tuple(value)
         if not isinstance(value, list) or len(value) != size:
-            raise self.error(f"must be a list of {size} numbers, got {_describe(value)}", key)
+            raise self.error(f"must be a list of {size} numbers, got {describe(value)}", key)
         ranges = within if isinstance(within, Sequence) else [within] * size
         return tuple(self._to_float(item, key, whole=value, within=bound) for item, bound in zip(value, ranges))
 
@@ -182,7 +191,7 @@ class YamlReader:
         if value is default and key not in self._data:
             return list(value)
         if not isinstance(value, list):
-            raise self.error(f"must be a list of [x, y] points, got {_describe(value)}", key)
+            raise self.error(f"must be a list of [x, y] points, got {describe(value)}", key)
         if not min_size <= len(value) <= max_size:
             raise self.error(
                 f"must have {min_size} to {max_size} points, got {len(value)}", key
@@ -190,7 +199,7 @@ class YamlReader:
         points = []
         for index, item in enumerate(value):
             if not isinstance(item, list) or len(item) != 2:
-                raise self.error(f"point {index} must be a list of 2 numbers, got {_describe(item)}", key)
+                raise self.error(f"point {index} must be a list of 2 numbers, got {describe(item)}", key)
             points.append(
                 (
                     self._to_float(item[0], key, whole=item, within=limits.BODY_OFFSET),
@@ -209,8 +218,17 @@ class YamlReader:
         if not isinstance(value, list) or any(
             isinstance(item, bool) or not isinstance(item, (str, int, float)) for item in value
         ):
-            raise self.error(f"must be a list of strings, got {_describe(value)}", key)
+            raise self.error(f"must be a list of strings, got {describe(value)}", key)
         return [str(item) for item in value]
+
+    def get_name_list(self, key: str, default: Any = REQUIRED, *, scalar_ok: bool = False) -> list[str]:
+        """A list of names (see :meth:`get_name`)."""
+        names = self.get_str_list(key, default, scalar_ok=scalar_ok)
+        for name in names:
+            problem = _name_problem(name)
+            if problem is not None:
+                raise self.error(problem, key)
+        return names
 
     def get_map(self, key: str, default: Any = REQUIRED) -> "YamlReader":
         """The mapping under ``key`` as a reader of its own."""
@@ -218,7 +236,7 @@ class YamlReader:
         if key not in self._data and default is not REQUIRED:
             return YamlReader(value, self.file, self._child_location(key))
         if not isinstance(value, dict) and value is not None:
-            raise self.error(f"must be a mapping of keys to values, got {_describe(value)}", key)
+            raise self.error(f"must be a mapping of keys to values, got {describe(value)}", key)
         return YamlReader(value, self.file, self._child_location(key))
 
     def get_map_list(self, key: str, default: Any = REQUIRED) -> list["YamlReader"]:
@@ -227,12 +245,12 @@ class YamlReader:
         if value is None:
             value = []
         if not isinstance(value, list):
-            raise self.error(f"must be a list, got {_describe(value)}", key)
+            raise self.error(f"must be a list, got {describe(value)}", key)
         readers = []
         for index, item in enumerate(value):
             location = self._child_location(f"{key}[{index}]")
             if not isinstance(item, dict):
-                raise ConfigError(f"{self.file}: {location}: must be a mapping of keys to values, got {_describe(item)}")
+                raise ConfigError(f"{self.file}: {location}: must be a mapping of keys to values, got {describe(item)}")
             readers.append(YamlReader(item, self.file, location))
         return readers
 
@@ -257,7 +275,7 @@ class YamlReader:
     def _to_float(
         self, value: Any, key: str, whole: Sequence[Any] | None = None, within: Range | None = None
     ) -> float:
-        shown = _describe(whole if whole is not None else value)
+        shown = describe(whole if whole is not None else value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(f"must be a number, got {shown}", key)
         try:
@@ -272,6 +290,14 @@ class YamlReader:
         elif abs(number) > limits.MAX_MAGNITUDE:
             raise self.error(f"must be at most {limits.MAX_MAGNITUDE:g} in magnitude, got {shown}", key)
         return number
+
+
+def _name_problem(name: str) -> str | None:
+    if len(name) > limits.MAX_NAME_LENGTH:
+        return f"must be a name of at most {limits.MAX_NAME_LENGTH} characters, got {len(name)} ({describe(name)})"
+    if not name.isprintable():
+        return f"must be a name of printable characters, got {describe(name)}"
+    return None
 
 
 _INTEGER = Range(-limits.MAX_MAGNITUDE, limits.MAX_MAGNITUDE)

@@ -12,7 +12,7 @@ from rclpy.node import Node
 from sim_msgs.msg import Levels
 from sim_msgs.srv import SetPerformer
 from sim_server.core.world import World
-from sim_server.ros.services import answer
+from sim_server.ros.services import answer, quoted
 from sim_server.ros.visualization import LATCHED_QOS
 
 
@@ -49,7 +49,7 @@ class LevelsInterface:
             performer = self._world.levels.add_performer(request.name, float(request.size.x), float(request.size.y))
             return f'model "{performer.model}" is a performer of {performer.size_x:g} x {performer.size_y:g} m'
 
-        return answer(response, set_performer, f'set_performer "{request.name}"')
+        return answer(response, set_performer, f"set_performer {quoted(request.name)}")
 
     def close(self) -> None:
         """Stop following the level manager."""

@@ -207,6 +207,7 @@ class SimServerNode(Node):
                     next_viz = now + viz_period
                 if now >= next_stats:
                     self.log_statistics(now)
+                    self.forget_destroyed_entities()
                     next_stats = now + STATS_LOG_PERIOD
                 if now >= next_stats_message:
                     self.world_control.publish_stats(now, self.pacer.overruns)
@@ -281,6 +282,12 @@ class SimServerNode(Node):
                 served_late += 1
                 if served_late >= MAX_CALLBACKS_PER_TICK:
                     return
+
+    def forget_destroyed_entities(self) -> None:
+        """Drop the dead weak references that rclpy's callback group keeps of every destroyed
+        subscription, publisher and timer (ros2/rclpy#1356: about 1 KiB per spawn/delete)."""
+        group = self.default_callback_group
+        group.entities = {reference for reference in group.entities if reference() is not None}
 
     def log_statistics(self, now: float | None = None) -> None:
         """Log sim time, real-time factor and step-time statistics of the window just ended."""

@@ -19,6 +19,13 @@ from sim_server.core.world import World
 from sim_server.ros.conversions import pose2d_from_msg
 
 LOGGER = logging.getLogger("sim_server")
+#: Characters of a requested name shown in log lines.
+SHOWN_NAME_CHARS = 60
+
+
+def quoted(name: str) -> str:
+    """A requested name for a log line: quoted, shortened when long."""
+    return f'"{name}"' if len(name) <= SHOWN_NAME_CHARS else f'"{name[:SHOWN_NAME_CHARS - 3]}..." ({len(name)} characters)'
 
 
 def answer(response: Any, action: Callable[[], str], what: str) -> Any:
@@ -71,14 +78,14 @@ class WorldServices:
             )
             return f'spawned model "{model.name}" from "{model.spec.path}"'
 
-        return answer(response, spawn, f'spawn_model "{request.name}"')
+        return answer(response, spawn, f"spawn_model {quoted(request.name)}")
 
     def _delete_model(self, request: DeleteModel.Request, response: DeleteModel.Response) -> DeleteModel.Response:
         def delete() -> str:
             self._world.delete_model(request.name)
             return f'deleted model "{request.name}"'
 
-        return answer(response, delete, f'delete_model "{request.name}"')
+        return answer(response, delete, f"delete_model {quoted(request.name)}")
 
     def _move_model(self, request: MoveModel.Request, response: MoveModel.Response) -> MoveModel.Response:
         def move() -> str:
@@ -86,7 +93,7 @@ class WorldServices:
             self._world.move_model(request.name, pose)
             return f'moved model "{request.name}" to ({pose.x:g}, {pose.y:g}, {pose.theta:g})'
 
-        return answer(response, move, f'move_model "{request.name}"')
+        return answer(response, move, f"move_model {quoted(request.name)}")
 
     def _set_paused(self, paused: bool) -> None:
         self._world.time.paused = paused

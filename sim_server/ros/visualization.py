@@ -6,9 +6,10 @@ each body to its anchor). Topics are ``~/debug/layer/<name>`` and ``~/debug/mode
 (names made valid topic tokens, see :func:`topic_token`); their list is on ``~/debug/topics``.
 
 Models come and go often with level streaming, and creating a publisher costs about 0.2 ms: a
-removed model's publisher keeps its DELETEALL latched and is kept for :data:`PARK_TIME` seconds
-(at most :data:`MAX_PARKED` of them), so a model that comes back, by the same name, gets it
-again. The topic list is republished once per round of changes, not once per model.
+removed model of a level keeps its publisher, with its DELETEALL latched, for :data:`PARK_TIME`
+seconds (at most :data:`MAX_PARKED` of them), so that the model, coming back by the same name,
+gets it again. A deleted model's publisher goes after :data:`RETIRE_TIME` (unless a model of the
+same name takes it back before). The topic list is republished once per round of changes, not once per model.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ CYLINDER_HEIGHT = 0.01
 PARK_TIME = 60.0
 #: Most publishers of deleted models kept at once (the oldest go first).
 MAX_PARKED = 1000
+#: Wall seconds the publisher of a deleted model (not one of a level) is kept to deliver its
+#: DELETEALL before it is destroyed.
+RETIRE_TIME = 2.0
 
 LATCHED_QOS = QoSProfile(
     depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
@@ -163,6 +167,7 @@ class DebugVisualization:
         self._model_publishers: dict[str, tuple[Publisher, ModelMarkers]] = {}
         #: Publishers of deleted models by model name, oldest first, with the wall time they go.
         self._parked: OrderedDict[str, tuple[float, Publisher]] = OrderedDict()
+        self._retiring: OrderedDict[str, tuple[float, Publisher]] = OrderedDict()
         self._topics_changed = False
         self._topic_list_publisher = node.create_publisher(DebugTopicList, "~/debug/topics", LATCHED_QOS)
         for layer in world.layers:
@@ -191,7 +196,7 @@ class DebugVisualization:
     # ------------------------------------------------------------------ WorldListener
     def on_model_added(self, model: Model) -> None:
         """Create the model's topic (or take back its parked one) and draw it."""
-        parked = self._parked.pop(model.name, None)
+        parked = self._parked.pop(model.name, None) or self._retiring.pop(model.name, None)
         if parked is not None:
             publisher = parked[1]
             self._topics[f"model/{model.name}"] = publisher.topic_name
@@ -216,11 +221,16 @@ class DebugVisualization:
             return
         publisher, _ = entry
         publisher.publish(delete_all_markers())
+        self._topics.pop(f"model/{model.name}", None)
+        self._topics_changed = True
+        if not self._world.levels.owns_model(model.name):
+            # Deleted, not streamed out: its name may never return. The publisher stays only long
+            # enough to deliver the DELETEALL.
+            self._retiring[model.name] = (time.monotonic() + RETIRE_TIME, publisher)
+            return
         self._parked[model.name] = (time.monotonic() + PARK_TIME, publisher)
         while len(self._parked) > MAX_PARKED:
             self._node.destroy_publisher(self._parked.popitem(last=False)[1][1])
-        self._topics.pop(f"model/{model.name}", None)
-        self._topics_changed = True
 
     # ------------------------------------------------------------------ periodic work
     def publish_models(self) -> None:
@@ -236,6 +246,8 @@ class DebugVisualization:
         now = time.monotonic()
         while self._parked and next(iter(self._parked.values()))[0] <= now:
             self._node.destroy_publisher(self._parked.popitem(last=False)[1][1])
+        while self._retiring and next(iter(self._retiring.values()))[0] <= now:
+            self._node.destroy_publisher(self._retiring.popitem(last=False)[1][1])
 
     def close(self) -> None:
         """Stop listening to the world and destroy every publisher."""
@@ -244,8 +256,9 @@ class DebugVisualization:
             self._node.destroy_publisher(publisher)
         for publisher, _ in self._model_publishers.values():
             self._node.destroy_publisher(publisher)
-        for _, publisher in self._parked.values():
+        for _, publisher in list(self._parked.values()) + list(self._retiring.values()):
             self._node.destroy_publisher(publisher)
+        self._retiring.clear()
         self._node.destroy_publisher(self._topic_list_publisher)
         self._layer_publishers.clear()
         self._model_publishers.clear()

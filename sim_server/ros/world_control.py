@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.task import Future
 from std_srvs.srv import Empty
@@ -66,7 +67,11 @@ class WorldControl:
         self._step_once = step_once
         self._after_reset = after_reset
         self._services = [
-            node.create_service(StepWorld, "step_world", self._step_world),
+            # Its own group: while a request awaits its steps, the node's default (mutually
+            # exclusive) group stays free for every other callback; a second request waits its turn.
+            node.create_service(
+                StepWorld, "step_world", self._step_world, callback_group=MutuallyExclusiveCallbackGroup()
+            ),
             node.create_service(Empty, "reset_world", self._reset_world),
         ]
         self._stats_publisher = node.create_publisher(WorldStats, "~/stats", 10)
