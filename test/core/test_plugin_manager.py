@@ -79,6 +79,15 @@ class FailingPlugin(ModelPlugin):
             raise RuntimeError("sensor broke")
 
 
+class ExitingPlugin(FailingPlugin):
+    """Calls sys.exit() in its step hook after a few steps."""
+
+    def after_physics_step(self, time):
+        self.steps += 1
+        if self.steps == 3:
+            raise SystemExit(3)
+
+
 class OldPlugin(ModelPlugin):
     api_version = 0
 
@@ -143,6 +152,7 @@ def thirdparty(tmp_path: Path, monkeypatch) -> Path:
         "DummyModelPlugin": "DummyModelPlugin",
         "Counting": "CountingPlugin",
         "Failing": "FailingPlugin",
+        "Exiting": "ExitingPlugin",
         "Old": "OldPlugin",
         "Batched": "Batched",
         "Broken": "NoSuchClass",
@@ -219,13 +229,14 @@ def test_failed_plugin_spawn_leaves_nothing(thirdparty: Path, tmp_path: Path) ->
     world.close()
 
 
-def test_plugin_raising_at_run_time_is_disabled(thirdparty: Path, tmp_path: Path, caplog) -> None:
-    world = world_with(tmp_path, "plugins:\n  - {name: f, type: Failing}\n  - {name: c, type: Counting, rate: .inf}\n")
+@pytest.mark.parametrize("kind", ["Failing", "Exiting"])
+def test_plugin_raising_at_run_time_is_disabled(thirdparty: Path, tmp_path: Path, caplog, kind: str) -> None:
+    world = world_with(tmp_path, f"plugins:\n  - {{name: f, type: {kind}}}\n  - {{name: c, type: Counting, rate: .inf}}\n")
     failing = plugin(world, "bot", "f")
     world.step(10)
     assert failing.steps == 3
     assert plugin(world, "bot", "c").calls["after"] == 10
-    assert any('plugin "f" (type "Failing") of model "bot" raised in after_physics_step' in r.message for r in caplog.records)
+    assert any(f'plugin "f" (type "{kind}") of model "bot" raised in after_physics_step' in r.message for r in caplog.records)
     world.close()
 
 
