@@ -25,8 +25,11 @@ WARNING_PERIOD = 5.0
 LOGGER = logging.getLogger("sim_server")
 
 
-def _valid(linear: float, angular: float) -> bool:
-    return limits.SPEED.contains(linear) and limits.ANGULAR_SPEED.contains(angular)
+def _checked(value: float, within: limits.Range, what: str) -> float:
+    """``value`` as a float, or ValueError when it is outside ``within``."""
+    if not within.contains(value):
+        raise ValueError(f"{what} command must be {within.describe()}, got {value!r}")
+    return float(value)
 
 
 class VelocityCommand:
@@ -62,9 +65,7 @@ class VelocityCommand:
 
     @linear.setter
     def linear(self, value: float) -> None:
-        if not limits.SPEED.contains(value):
-            raise ValueError(f"linear command must be {limits.SPEED.describe()}, got {value!r}")
-        self._linear = float(value)
+        self._linear = _checked(value, limits.SPEED, "linear")
 
     @property
     def angular(self) -> float:
@@ -73,13 +74,11 @@ class VelocityCommand:
 
     @angular.setter
     def angular(self, value: float) -> None:
-        if not limits.ANGULAR_SPEED.contains(value):
-            raise ValueError(f"angular command must be {limits.ANGULAR_SPEED.describe()}, got {value!r}")
-        self._angular = float(value)
+        self._angular = _checked(value, limits.ANGULAR_SPEED, "angular")
 
     def _set(self, twist) -> None:
         linear, angular = float(twist.linear.x), float(twist.angular.z)
-        if _valid(linear, angular):
+        if limits.SPEED.contains(linear) and limits.ANGULAR_SPEED.contains(angular):
             self._linear, self._angular = linear, angular
             return
         self._dropped += 1
