@@ -95,6 +95,8 @@ STEP_SIZE = Range(1.0e-6, 1.0, "s")
 #: Rates (Hz): update_rate of the server (0 = as fast as possible), plugin and viz rates.
 RATE = Range(0.0, 1.0e6, "Hz")
 POSITIVE_RATE = Range(0.0, 1.0e6, "Hz", open_low=True)
+#: Width of the lines of debug markers (m).
+MARKER_LINE_WIDTH = Range(0.0, 100.0, "m", open_low=True)
 #: Speeds commanded through cmd_vel or set through services (m/s and rad/s, steering rad).
 SPEED = Range(-1.0e4, 1.0e4, "m/s")
 ANGULAR_SPEED = Range(-1.0e4, 1.0e4, "rad/s")

@@ -1,0 +1,109 @@
+"""The server node's parameters as data: name, type, default, unit and description.
+
+One table serves the node (which declares and validates them, :mod:`sim_server.ros.parameters`),
+the launch file (one launch argument per parameter) and the README. It imports no ROS, so the
+launch file can read it wherever the package is importable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim_server.core import limits
+from sim_server.core.limits import Range
+from sim_server.core.world import DEFAULT_STEP_SIZE
+
+DEFAULT_UPDATE_RATE = 200.0
+DEFAULT_VIZ_PUB_RATE = 30.0
+#: Lines of debug markers (m): about two pixels at the zoom of the bundled RViz views.
+DEFAULT_MARKER_LINE_WIDTH = 0.05
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One parameter of the server node.
+
+    Attributes:
+        name: the parameter's (and the launch argument's) name.
+        kind: its Python type: ``str``, ``float``, ``int`` or ``bool``.
+        default: its value when not given (``""`` for the required world path).
+        description: what it does, with its unit.
+        constraints: the accepted values in short (ParameterDescriptor.additional_constraints).
+        within: the numeric range checked at start-up (numbers only).
+    """
+
+    name: str
+    kind: type
+    default: str | float | int | bool
+    description: str
+    constraints: str = ""
+    within: Range | None = None
+
+    def launch_default(self) -> str:
+        """The default as a launch argument string (``true``, ``200.0``, ...)."""
+        if isinstance(self.default, bool):
+            return "true" if self.default else "false"
+        return str(self.default)
+
+
+SERVER_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("world_path", str, "", "Path of the Flatland-format world YAML file to load (required)."),
+    ParameterSpec(
+        "update_rate",
+        float,
+        DEFAULT_UPDATE_RATE,
+        "Physics steps per second of wall time, in Hz. 0 runs as fast as possible.",
+        "Hz, >= 0",
+        limits.RATE,
+    ),
+    ParameterSpec(
+        "step_size", float, DEFAULT_STEP_SIZE, "Sim time advanced by one physics step, in seconds.", "s, > 0",
+        limits.STEP_SIZE,
+    ),
+    ParameterSpec("show_viz", bool, True, "Publish debug MarkerArrays of layers and models for RViz."),
+    ParameterSpec(
+        "viz_pub_rate",
+        float,
+        DEFAULT_VIZ_PUB_RATE,
+        "Refresh rate of the model debug markers, in Hz of wall time.",
+        "Hz, > 0",
+        limits.POSITIVE_RATE,
+    ),
+    ParameterSpec(
+        "marker_line_width",
+        float,
+        DEFAULT_MARKER_LINE_WIDTH,
+        "Width of the lines of the debug markers (layer edges, footprint outlines, joints), in metres.",
+        "m, > 0",
+        limits.MARKER_LINE_WIDTH,
+    ),
+    ParameterSpec(
+        "state_pub_rate",
+        float,
+        0.0,
+        "Rate of the model, link and joint state datapacks (~/model_states, ~/link_states, ~/joint_states), "
+        "in Hz of sim time. 0 publishes none.",
+        "Hz, >= 0",
+        limits.RATE,
+    ),
+    ParameterSpec(
+        "seed",
+        int,
+        -1,
+        "Seed of every noise source (odometry, laser, plugins); -1 for a nondeterministic run.",
+        ">= -1",
+        limits.SEED,
+    ),
+    ParameterSpec(
+        "start_paused", bool, False, "Start with the world paused (then advance it with step_world or resume)."
+    ),
+    ParameterSpec(
+        "enable_levels",
+        bool,
+        False,
+        "Load and unload the world's levels (and streamed layer tiles) as performers move; "
+        "without it every entity is loaded.",
+    ),
+)
+
+PARAMETERS_BY_NAME: dict[str, ParameterSpec] = {spec.name: spec for spec in SERVER_PARAMETERS}
