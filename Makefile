@@ -11,12 +11,17 @@ PYTEST_ARGS ?=
 # Run a command inside the project environment.
 IN_ENV = source env.sh &&
 
-.PHONY: setup test demo run bench profile clean distclean
+.PHONY: setup ros2-tools test demo run bench profile clean distclean
 
 setup:
 	bash tools/setup_env.sh
 
-test: setup
+# The real ROS 2 CLI (ros2 launch/run/topic/service/param, teleop) for the pip-only environment:
+# `source build/ros2_tools/setup_cli.sh` afterwards.  See tools/ros2_tools.sh.
+ros2-tools: setup
+	bash tools/ros2_tools.sh
+
+test: setup ros2-tools
 	$(IN_ENV) python -m pytest test -q $(PYTEST_ARGS)
 
 demo: setup

@@ -1,72 +1,134 @@
 """Start the sim_server node on a world file, optionally with RViz.
 
     ros2 launch sim_server server.launch.py world_path:=/path/to/world.yaml use_rviz:=true
+    ros2 launch sim_server server.launch.py --show-args      # every argument, with its default
 
-Arguments:
-    world_path: Flatland-format world YAML (default: the bundled office demo world).
-    update_rate: physics steps per second of wall time, Hz (0 = as fast as possible).
-    step_size: sim time per physics step, seconds.
-    show_viz: publish debug markers for RViz (true/false).
-    viz_pub_rate: model marker refresh rate, Hz.
-    use_rviz: also start rviz2 with config/sim.rviz (true/false).
+Every parameter of the node is a launch argument of the same name (see the README's parameter
+table; the list comes from ``sim_server.ros.parameter_spec``), plus:
+
+    use_rviz: also start rviz2 (true/false).
+    rviz_config: the .rviz file to open; empty (default) generates one for the chosen world
+        (its layers, models, TF, a LaserScan display per laser, a view that fits the map).
+
+Values are handed to the node as typed by the user (YAML-parsed), so the node's own checks
+name any wrong value. The node stopping (Ctrl-C, an error in the world file) ends the launch;
+closing RViz does not stop the simulation.
 """
 
-import os
+from __future__ import annotations
 
-from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.conditions import IfCondition
+import hashlib
+import os
+import tempfile
+
+from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
+from launch import LaunchContext, LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-PACKAGE = "sim_server"
+from sim_server.ros.parameter_spec import SERVER_PARAMETERS
 
-# name -> (default, description); the defaults match the node's own parameter defaults.
-ARGUMENTS = {
-    "update_rate": ("200.0", "Physics steps per second of wall time, in Hz (0 = as fast as possible)."),
-    "step_size": ("0.005", "Sim time advanced by one physics step, in seconds."),
-    "show_viz": ("true", "Publish debug MarkerArrays of layers and models for RViz."),
-    "viz_pub_rate": ("30.0", "Refresh rate of the model debug markers, in Hz."),
-    "use_rviz": ("false", "Start rviz2 with the bundled sim.rviz configuration."),
-}
+PACKAGE = "sim_server"
+NODE_NAME = "sim_server"
+TRUE_WORDS = ("true", "1", "yes", "on")
+FALSE_WORDS = ("false", "0", "no", "off", "")
+
+
+class LaunchArgumentError(RuntimeError):
+    """A launch argument that cannot be used (launch prints the message as one line)."""
 
 
 def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory(PACKAGE)
-    default_world = os.path.join(share, "config", "worlds", "demo", "world.yaml")
+    defaults = {"world_path": os.path.join(share, "config", "worlds", "demo", "world.yaml")}
     declared = [
         DeclareLaunchArgument(
-            "world_path", default_value=default_world, description="Path of the Flatland-format world YAML file."
+            spec.name,
+            default_value=defaults.get(spec.name, spec.launch_default()),
+            description=spec.description,
         )
+        for spec in SERVER_PARAMETERS
     ]
     declared += [
-        DeclareLaunchArgument(name, default_value=default, description=description)
-        for name, (default, description) in ARGUMENTS.items()
+        DeclareLaunchArgument("use_rviz", default_value="false", description="Also start rviz2 (true/false)."),
+        DeclareLaunchArgument(
+            "rviz_config",
+            default_value="",
+            description="The .rviz file RViz opens; empty generates one for the world "
+            "(layers, models, TF, its lasers, a view that fits its map).",
+        ),
     ]
+    return LaunchDescription(declared + [OpaqueFunction(function=_start_nodes)])
+
+
+def _start_nodes(context: LaunchContext) -> list:
+    """The server node, and RViz when asked (checked before anything starts)."""
+    use_rviz = _flag(LaunchConfiguration("use_rviz").perform(context), "use_rviz")
+    world_path = LaunchConfiguration("world_path").perform(context)
+    rviz = None
+    if use_rviz:
+        try:
+            get_package_prefix("rviz2")
+        except PackageNotFoundError:
+            raise LaunchArgumentError(
+                "use_rviz:=true, but rviz2 is not installed here (no package 'rviz2' on AMENT_PREFIX_PATH): "
+                "nothing was started; install rviz2 or leave out use_rviz"
+            ) from None
+        rviz = Node(
+            package="rviz2",
+            executable="rviz2",
+            name="rviz",
+            arguments=["-d", _rviz_config(LaunchConfiguration("rviz_config").perform(context), world_path)],
+            parameters=[{"use_sim_time": True}],
+            output="screen",
+        )
+    parameters = {
+        spec.name: ParameterValue(LaunchConfiguration(spec.name), value_type=str)
+        if spec.kind is str
+        # Other values are YAML-parsed strings: the node checks their types and ranges.
+        else LaunchConfiguration(spec.name)
+        for spec in SERVER_PARAMETERS
+    }
     server = Node(
         package=PACKAGE,
         executable="sim_server",
-        name="sim_server",
+        name=NODE_NAME,
         output="screen",
-        parameters=[
-            {
-                "world_path": LaunchConfiguration("world_path"),
-                "update_rate": ParameterValue(LaunchConfiguration("update_rate"), value_type=float),
-                "step_size": ParameterValue(LaunchConfiguration("step_size"), value_type=float),
-                "show_viz": ParameterValue(LaunchConfiguration("show_viz"), value_type=bool),
-                "viz_pub_rate": ParameterValue(LaunchConfiguration("viz_pub_rate"), value_type=float),
-            }
-        ],
+        emulate_tty=True,
+        parameters=[parameters],
+        on_exit=Shutdown(reason="sim_server stopped"),
     )
-    rviz = Node(
-        package="rviz2",
-        executable="rviz2",
-        name="rviz",
-        arguments=["-d", os.path.join(share, "config", "sim.rviz")],
-        parameters=[{"use_sim_time": True}],
-        condition=IfCondition(LaunchConfiguration("use_rviz")),
-        output="screen",
-    )
-    return LaunchDescription(declared + [server, rviz])
+    return [server] + ([rviz] if rviz is not None else [])
+
+
+def _flag(value: str, name: str) -> bool:
+    word = value.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise LaunchArgumentError(f"launch argument {name} must be true or false, got {value!r}")
+
+
+def _rviz_config(given: str, world_path: str) -> str:
+    """The .rviz file to open: the given one, else one generated for the world (cached by path)."""
+    if given:
+        if not os.path.isfile(given):
+            raise LaunchArgumentError(f"rviz_config: no such file {given!r}")
+        return given
+    from sim_server.core.errors import SimError
+    from sim_server.ros.rviz_config import write_rviz_config
+
+    world = os.path.abspath(world_path)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(cache if os.access(cache, os.W_OK) else tempfile.gettempdir(), "sim_server", "rviz")
+    name = hashlib.sha256(world.encode()).hexdigest()[:16]
+    out = os.path.join(folder, f"{os.path.splitext(os.path.basename(world))[0]}-{name}.rviz")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        write_rviz_config(world, out, node_name=NODE_NAME)
+    except (SimError, OSError) as error:
+        raise LaunchArgumentError(f"cannot make an RViz configuration for {world_path}: {error}") from None
+    return out

@@ -8,8 +8,9 @@
 #   3. build the interface packages (sim_msgs, and the tf2_msgs stand-in when
 #      the ROS wheels lack tf2_msgs) with colcon into build/ install/ log/;
 #   4. install the sim_server package itself into .venv in editable mode;
-#   5. make an ament prefix (install/sim_server_source) whose share/sim_server
-#      links to the source tree, for get_package_share_directory().
+#   5. lay out an ament prefix (install/sim_server_source) for the ROS tools:
+#      share/sim_server mirrors package.xml, launch/ and config/ and
+#      lib/sim_server holds the executable (ros2 launch / run / pkg).
 #
 # Each step is skipped when a stamp (a hash of its inputs) says it is up to
 # date, so a second run on a ready tree takes a few seconds.  Downloads go
@@ -176,16 +177,40 @@ else
     printf '%s\n' "$editable_hash" > "$EDITABLE_STAMP"
 fi
 
-# --- 5. ament index entry for the source tree --------------------------------
-# An editable install does not install setup.py's data_files, so give ament an
-# install-like prefix whose share/sim_server links back to the source tree:
-# get_package_share_directory('sim_server') then finds package.xml, launch/
-# and config/ live, new files included.  env.sh puts it on AMENT_PREFIX_PATH.
+# --- 5. an ament prefix for the ROS tools ------------------------------------
+# An editable install does not install setup.py's data_files, so lay out an
+# install-like prefix by hand, as the ROS 2 tools expect one:
+#   share/ament_index/resource_index/packages/sim_server   (ament_index knows the package)
+#   share/sim_server/{package.xml,launch/,config/}          (ros2 launch, get_package_share_directory)
+#   lib/sim_server/sim_server                               (ros2 run, launch_ros' Node)
+# ros2launch finds launch files with os.walk, which does not enter symlinked
+# directories: the directories are real, the files link back to the source tree
+# (edits show at once; new files after the next `make setup`, which every make
+# target runs).  env.sh puts the prefix on AMENT_PREFIX_PATH.
 SRC_PREFIX="$ROOT/install/sim_server_source"
-mkdir -p "$SRC_PREFIX/share/ament_index/resource_index/packages" "$SRC_PREFIX/share/sim_server"
-: > "$SRC_PREFIX/share/ament_index/resource_index/packages/sim_server"
-for item in package.xml launch config; do
-    ln -sfn "$ROOT/$item" "$SRC_PREFIX/share/sim_server/$item"
+SHARE="$SRC_PREFIX/share/sim_server"
+
+# Mirror the files below <source dir> into <dest dir> as symlinks, in real directories.
+mirror_tree() {
+    local src="$1" dest="$2" file rel
+    rm -rf "$dest"
+    mkdir -p "$dest"
+    while IFS= read -r -d '' file; do
+        rel="${file#"$src"/}"
+        mkdir -p "$dest/$(dirname "$rel")"
+        ln -s "$file" "$dest/$rel"
+    done < <(find "$src" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0)
+}
+
+mkdir -p "$SRC_PREFIX/share/ament_index/resource_index/packages" "$SHARE" "$SRC_PREFIX/lib/sim_server"
+ln -sfn "$ROOT/resource/sim_server" "$SRC_PREFIX/share/ament_index/resource_index/packages/sim_server"
+ln -sfn "$ROOT/package.xml" "$SHARE/package.xml"
+for item in launch config; do
+    rm -rf "${SHARE:?}/$item"  # an older set-up linked the whole directory
+    mirror_tree "$ROOT/$item" "$SHARE/$item"
 done
+# The console script of the editable install (its first line names the venv's python).
+[[ -x "$VENV/bin/sim_server" ]] || die "$VENV/bin/sim_server missing after the editable install"
+ln -sfn "$VENV/bin/sim_server" "$SRC_PREFIX/lib/sim_server/sim_server"
 
 log "environment ready: source env.sh"

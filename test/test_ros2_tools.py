@@ -1,0 +1,318 @@
+"""End to end with the real ROS 2 tools, as a user types them.
+
+``make test`` builds the upstream ros2cli, launch, launch_ros and teleop_twist_keyboard on top
+of the pip-only environment (``tools/ros2_tools.sh``, into ``build/ros2_tools``); with a full
+ROS 2 installation the ``ros2`` on PATH is used. Where neither exists these tests are skipped,
+saying why. Every command runs in a process of its own, through bash, in an environment sourced
+once from ``setup_cli.sh``, on a ROS domain of this test run only.
+
+No assertion is on wall-clock time: waits have generous limits, and only a limit reached is a
+failure (a hang).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from test.conftest import REPO_ROOT
+
+TOOLS_SETUP = REPO_ROOT / "build" / "ros2_tools" / "setup_cli.sh"
+DEMO_WORLD_DIR = REPO_ROOT / "config" / "worlds" / "demo"
+#: Longest wait for anything (a service answer, a message, the server's start incl. compiling), s.
+PATIENCE = 120.0
+
+
+def _tools_environment() -> dict[str, str]:
+    """The environment of a shell that sourced the tools (or the current one with ros2 on PATH)."""
+    if TOOLS_SETUP.is_file():
+        dump = subprocess.run(
+            ["bash", "-c", f'source "{TOOLS_SETUP}" >/dev/null && env -0'],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        ).stdout.decode()
+        environment = dict(item.split("=", 1) for item in dump.split("\0") if "=" in item)
+    elif shutil.which("ros2"):
+        environment = dict(os.environ)
+    else:
+        pytest.skip(
+            "the real ROS 2 tools are not available: no ros2 on PATH and build/ros2_tools was not built "
+            "(tools/ros2_tools.sh found no ros2_tools sources; set SIM_ROS2_TOOLS_SRC)"
+        )
+    # A domain of this run only: other simulators on the machine must not answer.
+    environment["ROS_DOMAIN_ID"] = str(101 + os.getpid() % 100)
+    environment["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    environment["PYTHONUNBUFFERED"] = "1"
+    environment.pop("PYTEST_CURRENT_TEST", None)
+    return environment
+
+
+@pytest.fixture(scope="module")
+def tools_env() -> Iterator[dict[str, str]]:
+    environment = _tools_environment()
+    yield environment
+    # `ros2` started a daemon (graph cache) for this domain: do not leave it behind.
+    subprocess.run(["bash", "-c", "ros2 daemon stop"], env=environment, capture_output=True, timeout=60)
+
+
+def wait_for_node(tools_env: dict[str, str], name: str = "/sim_server") -> None:
+    """Until discovery shows the node, as `ros2 node list` (one moment after its start)."""
+    deadline = time.monotonic() + PATIENCE
+    while name not in ros2(tools_env, "node list").split():
+        assert time.monotonic() < deadline, f"{name} not discovered after {PATIENCE} s"
+        time.sleep(0.5)
+
+
+def ros2(tools_env: dict[str, str], command: str, cwd: Path = REPO_ROOT, timeout: float = PATIENCE) -> str:
+    """Run ``ros2 <command>`` as a user would (through bash) and return its output; exit 0 expected."""
+    result = subprocess.run(
+        ["bash", "-c", f"ros2 {command}"],
+        env=tools_env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, f"ros2 {command}\nexit {result.returncode}\n{result.stdout}\n{result.stderr}"
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.stdout
+
+
+class Launched:
+    """A command started in its own process group, as from a terminal, its output in a file."""
+
+    def __init__(self, tools_env: dict[str, str], command: str, log: Path) -> None:
+        self.log = log
+        self._out = log.open("w")
+        self.process = subprocess.Popen(
+            ["bash", "-c", f"exec {command}"],
+            env=tools_env,
+            cwd=REPO_ROOT,
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait_for(self, text: str, patience: float = PATIENCE) -> None:
+        deadline = time.monotonic() + patience
+        while text not in self.output():
+            assert self.process.poll() is None, f"exited ({self.process.returncode}) before {text!r}:\n{self.output()}"
+            assert time.monotonic() < deadline, f"no {text!r} after {patience} s:\n{self.output()}"
+            time.sleep(0.2)
+
+    def interrupt(self) -> int:
+        """Ctrl-C as a terminal sends it (SIGINT to the whole foreground group); the exit code."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGINT)
+        try:
+            return self.process.wait(timeout=60)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        self._out.close()
+
+
+def _position(echoed: str) -> tuple[float, float]:
+    values = yaml.safe_load(echoed.split("---")[0])
+    return float(values["x"]), float(values["y"])
+
+
+def _bot_position(tools_env: dict[str, str]) -> tuple[float, float]:
+    return _position(ros2(tools_env, "topic echo --once --field pose.pose.position /bot/odometry/ground_truth"))
+
+
+PARAMETERS = {
+    "update_rate": 400.0,
+    "step_size": 0.004,
+    "show_viz": True,
+    "viz_pub_rate": 10.0,
+    "marker_line_width": 0.07,
+    "state_pub_rate": 2.0,
+    "seed": 7,
+    "start_paused": False,
+    "enable_levels": True,
+}
+
+
+@pytest.fixture(scope="module")
+def launched(tools_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
+    """`ros2 launch` of the bundled demo world with every parameter given as a launch argument."""
+    arguments = " ".join(f"{name}:={str(value).lower() if isinstance(value, bool) else value}" for name, value in PARAMETERS.items())
+    server = Launched(
+        tools_env, f"ros2 launch sim_server server.launch.py {arguments}", tmp_path_factory.mktemp("launch") / "launch.log"
+    )
+    try:
+        server.wait_for("services: /spawn_model")
+        wait_for_node(tools_env)
+        yield server
+    finally:
+        server.close()
+
+
+def test_pkg_knows_the_executable(tools_env: dict[str, str]) -> None:
+    assert ros2(tools_env, "pkg executables sim_server").split() == ["sim_server", "sim_server"]
+    share = Path(ros2(tools_env, "pkg prefix --share sim_server").strip())
+    assert (share / "launch" / "server.launch.py").is_file()
+    assert (share / "config" / "worlds" / "demo" / "world.yaml").is_file()
+
+
+def test_every_launch_argument_reaches_the_node(tools_env: dict[str, str], launched: Launched) -> None:
+    dumped = yaml.safe_load(ros2(tools_env, "param dump /sim_server"))
+    values = dumped["/sim_server"]["ros__parameters"]
+    for name, value in PARAMETERS.items():
+        assert values[name] == value, name
+    assert values["world_path"].endswith("share/sim_server/config/worlds/demo/world.yaml")
+    assert ros2(tools_env, "param get /sim_server seed").strip() == "Integer value is: 7"
+
+
+def test_readme_service_calls_and_topics(tools_env: dict[str, str], launched: Launched) -> None:
+    # The README's spawn call names the model file relative to the world's folder.
+    spawned = ros2(
+        tools_env,
+        "service call /spawn_model sim_msgs/srv/SpawnModel "
+        "\"{yaml_path: 'turtlebot.model.yaml', name: 'bot', ns: 'bot', pose: {x: 2.0, y: 3.0, theta: 0.0}}\"",
+    )
+    assert "success=True" in spawned, spawned
+    scan = yaml.safe_load(ros2(tools_env, "topic echo --once --no-arr /scan").split("---")[0])
+    assert scan["header"]["frame_id"] and scan["range_max"] > 0
+    x0, y0 = _bot_position(tools_env)
+    assert (x0, y0) == pytest.approx((2.0, 3.0), abs=0.05)
+
+    # Drive it: 30 commands at 10 Hz.
+    ros2(tools_env, "topic pub --times 30 --rate 10 -w 1 /bot/cmd_vel geometry_msgs/msg/Twist \"{linear: {x: 0.5}}\"")
+    x1, y1 = _bot_position(tools_env)
+    assert x1 - x0 > 0.2, (x0, x1)
+    # A drive keeps its last command (as in Flatland): stop it.
+    ros2(tools_env, "topic pub --times 3 --rate 10 -w 1 /bot/cmd_vel geometry_msgs/msg/Twist \"{}\"")
+
+    moved = ros2(tools_env, "service call /move_model sim_msgs/srv/MoveModel \"{name: 'bot', pose: {x: 5.0, y: -2.0, theta: 1.57}}\"")
+    assert "success=True" in moved, moved
+    assert _bot_position(tools_env) == pytest.approx((5.0, -2.0), abs=0.05)
+
+    ros2(tools_env, "service call /pause std_srvs/srv/Empty")
+    stepped = ros2(tools_env, "service call /step_world sim_msgs/srv/StepWorld \"{steps: 25}\"")
+    assert "success=True" in stepped, stepped
+    ros2(tools_env, "service call /resume std_srvs/srv/Empty")
+
+    deleted = ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'bot'}\"")
+    assert "success=True" in deleted, deleted
+    missing = ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'bot'}\"")
+    assert "success=False" in missing and 'model with name "bot" does not exist' in missing
+    assert "/sim_server/stats" in ros2(tools_env, "topic list").split()
+
+
+def test_teleop_twist_keyboard_drives_a_robot(tools_env: dict[str, str], launched: Launched) -> None:
+    spawned = ros2(
+        tools_env,
+        "service call /spawn_model sim_msgs/srv/SpawnModel "
+        "\"{yaml_path: 'turtlebot.model.yaml', name: 'bot', ns: 'bot', pose: {x: 2.0, y: 3.0, theta: 0.0}}\"",
+    )
+    assert "success=True" in spawned, spawned
+    x0, _ = _bot_position(tools_env)
+    # teleop reads keys from a terminal: give it one.
+    leader, follower = os.openpty()
+    teleop = subprocess.Popen(
+        ["bash", "-c", "exec ros2 run teleop_twist_keyboard teleop_twist_keyboard --ros-args -r cmd_vel:=/bot/cmd_vel"],
+        env=tools_env,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        start_new_session=True,
+    )
+    os.close(follower)
+    try:
+        deadline = time.monotonic() + PATIENCE
+        x1 = x0
+        while x1 - x0 <= 0.2:
+            assert teleop.poll() is None, "teleop_twist_keyboard exited"
+            assert time.monotonic() < deadline, "the robot did not move under teleop"
+            os.write(leader, b"i" * 10)  # forward, repeated as a held key
+            x1, _ = _bot_position(tools_env)
+        os.write(leader, b"k")  # stop
+        os.write(leader, b"\x03")  # Ctrl-C
+        assert teleop.wait(timeout=30) == 0
+    finally:
+        if teleop.poll() is None:
+            os.killpg(teleop.pid, signal.SIGKILL)
+            teleop.wait()
+        os.close(leader)
+    deleted = ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'bot'}\"")
+    assert "success=True" in deleted, deleted
+
+
+def test_ctrl_c_ends_the_launch_with_exit_0_and_no_traceback(launched: Launched) -> None:
+    assert launched.interrupt() == 0, launched.output()
+    output = launched.output()
+    assert "Traceback" not in output
+    assert "process has finished cleanly" in output, output
+
+
+def test_ros2_run_and_ctrl_c(tools_env: dict[str, str], tmp_path: Path) -> None:
+    server = Launched(
+        tools_env,
+        f"ros2 run sim_server sim_server --ros-args -p world_path:={DEMO_WORLD_DIR / 'world.yaml'} -p update_rate:=100",
+        tmp_path / "run.log",
+    )
+    try:
+        server.wait_for("services: /spawn_model")
+        wait_for_node(tools_env)
+        assert "/clock" in ros2(tools_env, "topic list").split()
+    finally:
+        code = server.interrupt()
+    assert code == 0, server.output()
+    assert "Traceback" not in server.output()
+
+
+@pytest.mark.parametrize(
+    ("argument", "complaint"),
+    [("use_rviz:=true", "rviz2 is not installed"), ("use_rviz:=maybe", "use_rviz must be true or false, got 'maybe'")],
+)
+def test_use_rviz_problems_start_nothing(tools_env: dict[str, str], argument: str, complaint: str) -> None:
+    if shutil.which("rviz2"):
+        pytest.skip("rviz2 is installed here")
+    result = subprocess.run(
+        ["bash", "-c", f"ros2 launch sim_server server.launch.py {argument}"],
+        env=tools_env,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    errors = [line for line in output.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and complaint in errors[0], output
+    assert "process started" not in output and "Traceback" not in output
+
+
+def test_launch_with_a_broken_world_ends_with_the_error(tools_env: dict[str, str], tmp_path: Path) -> None:
+    world = tmp_path / "world.yaml"
+    world.write_text("properties: {}\nlayers: [{name: 2d, map: missing.yaml}]\n")
+    result = subprocess.run(
+        ["bash", "-c", f"ros2 launch sim_server server.launch.py world_path:={world}"],
+        env=tools_env,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+    )
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output
+    error = [line for line in output.splitlines() if "sim_server: error:" in line]
+    assert len(error) == 1 and str(world) in error[0] and "missing.yaml" in error[0], output
+    assert re.search(r"process has died .*exit code 1", output), output
