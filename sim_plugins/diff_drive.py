@@ -77,10 +77,15 @@ class DiffDrive(ModelPlugin):
                 self._tf = broadcaster_for(node)
                 self._tf_message = transform(self.odometry.odom_frame_id, self.odometry.child_frame_id, Pose2D(), 0)
                 odom, world_frame = self.odometry.odom_frame_id, self.odometry.ground_truth_frame_id
+                owner = self.context.describe()
+                # Claimed once here (not per send): a second parent of the body is reported.
+                self._tf.claim(self.odometry.child_frame_id, odom, owner)
                 if odom != world_frame:
                     # Odometry poses are world poses plus noise: the odom frame sits on the world
                     # frame, so RViz with fixed frame "map" shows the robot without extra nodes.
-                    self._tf.send_static([transform(world_frame, odom, Pose2D(), self.context.world.time.time_ns)])
+                    self._tf.send_static(
+                        [transform(world_frame, odom, Pose2D(), self.context.world.time.time_ns)], owner=owner
+                    )
 
     def before_physics_step(self, time: TimeKeeper) -> None:
         command = self.command
@@ -125,7 +130,9 @@ class DiffDrive(ModelPlugin):
 
     def on_shutdown(self) -> None:
         if self._tf is not None:
-            self._tf.remove_static([self.odometry.odom_frame_id])
+            owner = self.context.describe()
+            self._tf.remove_static([self.odometry.odom_frame_id], owner=owner)
+            self._tf.release(owner)
         self.command.close()
         self.odometry.close()
         if self._twist_publisher is not None:

@@ -61,7 +61,8 @@ class Gps(ModelPlugin):
             self._tf = broadcaster_for(node) if broadcast_tf else None
             if self._tf is not None:
                 self._tf.send_static(
-                    [transform(self.context.frame(body_name), self.frame_id, self.origin, self.context.world.time.time_ns)]
+                    [transform(self.context.frame(body_name), self.frame_id, self.origin, self.context.world.time.time_ns)],
+                    owner=self.context.describe(),
                 )
 
     def fix(self) -> tuple[float, float]:
@@ -89,4 +90,4 @@ class Gps(ModelPlugin):
             node.destroy_publisher(self._publisher)
             self._publisher = None
             if self._tf is not None:
-                self._tf.remove_static([self.frame_id])
+                self._tf.remove_static([self.frame_id], owner=self.context.describe())

@@ -40,6 +40,11 @@ class ModelTfPublisher(ModelPlugin):
             self._tf = broadcaster_for(self.context.ros_node)
             self._update = update_transform
             self._messages = [transform(parent, child, pose, 0) for parent, child, pose in self.transforms()]
+            # Claimed once here (not per send): a frame given another parent elsewhere (a drive's
+            # odom -> body next to publish_tf_world) is reported.
+            owner = self.context.describe()
+            for message in self._messages:
+                self._tf.claim(message.child_frame_id, message.header.frame_id, owner)
 
     def transforms(self) -> list[tuple[str, str, Pose2D]]:
         """(parent, child, pose) of every transform published now."""
@@ -53,8 +58,13 @@ class ModelTfPublisher(ModelPlugin):
         return result
 
     def after_physics_step(self, time: TimeKeeper) -> None:
-        if self._tf is None or not self.timer.check(time) or not self._tf.listened:
+        if self._tf is None or not self._messages or not self.timer.check(time) or not self._tf.listened:
             return
         stamp = time.time_ns
         update = self._update
         self._tf.send(update(m, pose, stamp) for m, (_, _, pose) in zip(self._messages, self.transforms()))
+
+    def on_shutdown(self) -> None:
+        if self._tf is not None:
+            self._tf.release(self.context.describe())
+            self._tf = None
