@@ -60,6 +60,9 @@ def _tools_environment() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def tools_env() -> Iterator[dict[str, str]]:
     environment = _tools_environment()
+    # The graph cache daemon, up before any node: `ros2 node list` and later commands then see
+    # the same graph (a daemon started by the first command lags behind it for a moment).
+    subprocess.run(["bash", "-c", "ros2 daemon start"], env=environment, capture_output=True, timeout=60, check=True)
     yield environment
     # `ros2` started a daemon (graph cache) for this domain: do not leave it behind.
     subprocess.run(["bash", "-c", "ros2 daemon stop"], env=environment, capture_output=True, timeout=60)
@@ -255,6 +258,44 @@ def test_teleop_twist_keyboard_drives_a_robot(tools_env: dict[str, str], launche
         os.close(leader)
     deleted = ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'bot'}\"")
     assert "success=True" in deleted, deleted
+
+
+def readme_block(marker: str) -> list[str]:
+    """The command lines of the README's first bash block after ``marker``."""
+    text = (REPO_ROOT / "README.md").read_text()
+    block = re.search(re.escape(marker) + r".*?```bash\n(.*?)```", text, re.S)
+    assert block, f"no bash block after {marker!r} in README.md"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_readme_commands_for_a_running_server_work_verbatim(tools_env: dict[str, str], launched: Launched) -> None:
+    lines = readme_block("With the server running, from a second terminal")
+    assert len(lines) >= 8
+    for line in lines:
+        assert line.startswith("ros2 ")
+        output = ros2(tools_env, line[len("ros2 "):])
+        if " service call " in line and "srv/Empty" not in line:
+            assert "success=True" in output, (line, output)
+
+
+def test_readme_launch_commands_work_verbatim(tools_env: dict[str, str], tmp_path: Path) -> None:
+    lines = readme_block("Then, either way:")
+    assert any("ros2 run " in line for line in lines) and any("use_rviz" in line for line in lines)
+    for number, line in enumerate(lines):
+        command = line.split("#")[0].strip()
+        if "--show-args" in command:
+            assert "'enable_levels'" in ros2(tools_env, command[len("ros2 "):])
+            continue
+        if "use_rviz:=true" in command and not shutil.which("rviz2"):
+            result = subprocess.run(["bash", "-c", command], env=tools_env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=PATIENCE)
+            assert result.returncode == 1 and "rviz2 is not installed" in result.stdout + result.stderr
+            continue
+        server = Launched(tools_env, command, tmp_path / f"readme-{number}.log")
+        try:
+            server.wait_for("services: /spawn_model")
+        finally:
+            code = server.interrupt()
+        assert code == 0 and "Traceback" not in server.output(), (command, server.output())
 
 
 def test_ctrl_c_ends_the_launch_with_exit_0_and_no_traceback(launched: Launched) -> None:
