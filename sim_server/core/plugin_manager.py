@@ -154,14 +154,17 @@ class PluginManager:
     def _instantiate(self, spec: PluginSpec, context: PluginContext, group: str, base: type[Plugin]) -> _LoadedPlugin:
         plugin_class = load_plugin_class(spec, group, base, context.describe())
         config = YamlReader(dict(spec.config), spec.source, spec.location)
+        plugin: Plugin | None = None
         try:
             plugin = plugin_class(context)
             plugin.on_initialize(config)
             config.ensure_all_keys_used()
         except ConfigError as exc:
+            self._release_half_made(plugin, context)
             raise ConfigError(f"{context.describe()}: {exc}") from None
         except PLUGIN_FAILURES as exc:
             LOGGER.debug("plugin failed to initialise", exc_info=True)
+            self._release_half_made(plugin, context)
             raise ConfigError(
                 f"{spec.source}: {spec.location}: {context.describe()} failed to initialise: "
                 f"{type(exc).__name__}: {exc}"
@@ -239,6 +242,17 @@ class PluginManager:
     def world_plugins(self) -> list[WorldPlugin]:
         """The live world plugins."""
         return [item.plugin for item in self._world_plugins if item.enabled]  # type: ignore[misc]
+
+    @staticmethod
+    def _release_half_made(plugin: Plugin | None, context: PluginContext) -> None:
+        """Let a plugin whose initialisation failed free what it made so far (publishers, TF
+        claims); its on_shutdown may trip over what it never made, which is not worth a report."""
+        if plugin is None:
+            return
+        try:
+            plugin.on_shutdown()
+        except PLUGIN_FAILURES:
+            LOGGER.debug("%s: on_shutdown after a failed initialisation raised", context.describe(), exc_info=True)
 
     def _shutdown(self, item: _LoadedPlugin) -> None:
         try:

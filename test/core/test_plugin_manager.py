@@ -88,6 +88,31 @@ class ExitingPlugin(FailingPlugin):
             raise SystemExit(3)
 
 
+SHUT_DOWN = []
+
+
+class Holding(ModelPlugin):
+    """Takes a resource in on_initialize (then maybe fails) and gives it back in on_shutdown."""
+
+    def on_initialize(self, config):
+        self.resource = object()
+        if config.get_bool("fail", False):
+            raise RuntimeError("failed after taking a resource")
+
+    def on_shutdown(self):
+        SHUT_DOWN.append(self.resource)
+
+
+class FailingEarly(ModelPlugin):
+    """Fails before taking anything, and its on_shutdown trips over that."""
+
+    def on_initialize(self, config):
+        raise RuntimeError("failed at once")
+
+    def on_shutdown(self):
+        SHUT_DOWN.append(self.resource)
+
+
 class OldPlugin(ModelPlugin):
     api_version = 0
 
@@ -156,6 +181,8 @@ def thirdparty(tmp_path: Path, monkeypatch) -> Path:
         "Old": "OldPlugin",
         "Batched": "Batched",
         "Broken": "NoSuchClass",
+        "Holding": "Holding",
+        "FailingEarly": "FailingEarly",
     }
     lines = [f"[{MODEL_PLUGIN_GROUP}]"] + [f"{name} = test_thirdparty_plugins:{cls}" for name, cls in entries.items()]
     lines += [f"[{WORLD_PLUGIN_GROUP}]", "Census = test_thirdparty_plugins:Census"]
@@ -226,6 +253,41 @@ def test_failed_plugin_spawn_leaves_nothing(thirdparty: Path, tmp_path: Path) ->
         world.spawn_model("bad.model.yaml", "bad")
     assert world.physics.bodyCount == bodies and "bad" not in world.models
     world.step(3)
+    world.close()
+
+
+@pytest.mark.parametrize(
+    ("config", "fact"),
+    [("fail: true", "failed after taking a resource"), ("colour: red", 'unrecognized key(s) "colour"')],
+)
+def test_plugin_failing_to_initialise_gives_back_what_it_took(
+    thirdparty: Path, tmp_path: Path, config: str, fact: str
+) -> None:
+    world = world_with(tmp_path, "")
+    (tmp_path / "bad.model.yaml").write_text(
+        "bodies:\n  - name: b\n    footprints: [{type: circle, radius: 0.5, density: 1}]\n"
+        f"plugins:\n  - {{name: h, type: Holding, {config}}}\n"
+    )
+    import test_thirdparty_plugins
+
+    with pytest.raises(ConfigError) as info:
+        world.spawn_model("bad.model.yaml", "bad")
+    assert fact in str(info.value)
+    assert len(test_thirdparty_plugins.SHUT_DOWN) == 1
+    world.close()
+
+
+def test_on_shutdown_tripping_after_a_failed_initialisation_is_not_reported(
+    thirdparty: Path, tmp_path: Path, caplog
+) -> None:
+    world = world_with(tmp_path, "")
+    (tmp_path / "bad.model.yaml").write_text(
+        "bodies:\n  - name: b\n    footprints: [{type: circle, radius: 0.5, density: 1}]\n"
+        "plugins:\n  - {name: e, type: FailingEarly}\n"
+    )
+    with caplog.at_level("INFO"), pytest.raises(ConfigError, match="failed at once"):
+        world.spawn_model("bad.model.yaml", "bad")
+    assert not [record for record in caplog.records if record.levelname in ("WARNING", "ERROR")]
     world.close()
 
 
