@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sim_server.ros.parameter_spec import SERVER_PARAMETERS
 from test.conftest import REPO_ROOT
 
 TOOLS_SETUP = REPO_ROOT / "build" / "ros2_tools" / "setup_cli.sh"
@@ -177,6 +178,7 @@ def test_pkg_knows_the_executable(tools_env: dict[str, str]) -> None:
 
 
 def test_every_launch_argument_reaches_the_node(tools_env: dict[str, str], launched: Launched) -> None:
+    assert set(PARAMETERS) | {"world_path"} == {spec.name for spec in SERVER_PARAMETERS}
     dumped = yaml.safe_load(ros2(tools_env, "param dump /sim_server"))
     values = dumped["/sim_server"]["ros__parameters"]
     for name, value in PARAMETERS.items():
