@@ -3,10 +3,15 @@
 Exit codes: 0 after a normal shutdown (Ctrl-C, SIGTERM), 1 when the parameters or the world are
 invalid (one line on stderr names the file, entry and key at fault).
 
-Signals: SIGINT and SIGTERM are handled here, not by rclpy. While the world loads they abort the
-loading; once the loop runs they ask it to stop at the end of its tick. Then plugins, the world
-and the node's publishers are destroyed while the ROS context is still valid, and only then is
-the context shut down, so nothing touches rclpy after it is gone.
+As the world loads, the ray caster of the lasers is compiled, or loaded from numba's on-disk
+cache (:func:`sim_server.core.raycast.warm_up`; logged when it takes over a second, as on the
+first run after an install), before the first step: no step compiles it, not the first scan of
+a world's laser, nor that of a laser spawned later.
+
+Signals: SIGINT and SIGTERM are handled here, not by rclpy. While the ray caster compiles or the
+world loads they abort the start; once the loop runs they ask it to stop at the end of its tick.
+Then plugins, the world and the node's publishers are destroyed while the ROS context is still
+valid, and only then is the context shut down, so nothing touches rclpy after it is gone.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ class _Interrupted(BaseException):
 
 def main(argv: list[str] | None = None) -> int:
     """Run the simulation server until shutdown; returns the process exit code."""
+    from sim_server.core.raycast import warm_up
     from sim_server.ros.server_node import SimServerNode
 
     args = sys.argv if argv is None else argv
@@ -54,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CONFIG_ERROR
         node = SimServerNode()
         logger = node.get_logger()
+        # Still loading (a stop signal aborts it): the world's lasers compiled the ray caster
+        # already; without any, it compiles now, for lasers spawned later.
+        warm_up(logger.info)
         logger.info(
             f'loaded world "{node.params.world_path}": {len(node.world.layers)} layer(s), '
             f"{len(node.world.models)} model(s); step {node.params.step_size} s, "

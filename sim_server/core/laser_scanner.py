@@ -4,6 +4,10 @@
 models that never move (indexed once), and the other models' non-sensor footprints (placed once
 per step in one vectorised pass, however many lasers scan). :func:`scan_all` casts every beam of
 any number of :class:`LaserScanner` in one compiled call (:mod:`sim_server.core.raycast`).
+
+Creating a :class:`ScanScene` (the first laser of a world does, as the world loads or the model
+is spawned) warms the ray caster up (:func:`sim_server.core.raycast.warm_up`), so no step
+compiles it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from Box2D import b2
 from sim_server.core.geometry import Pose2D
 from sim_server.core.model import fixture_def, footprint_bits
 from sim_server.core.raycast import (
-    MAX_VERTICES, MovingShapes, ScanBatch, StaticScene, bounding_radii, cast_scans, place_shapes,
+    MAX_VERTICES, MovingShapes, ScanBatch, StaticScene, bounding_radii, cast_scans, place_shapes, warm_up,
 )
 
 if TYPE_CHECKING:
@@ -251,6 +255,9 @@ class ScanScene:
     """
 
     def __init__(self, world: "World") -> None:
+        # The ray caster compiles (or loads numba's cache) now, while the world loads or a model
+        # with a laser is spawned, not in the first step that scans.
+        warm_up()
         self._world = world
         self._static: StaticScene | None = None
         self._static_version: tuple[int, int] | None = None

@@ -13,19 +13,64 @@ so ranges agree with ``b2World.RayCast``:
 
 Every hit reports the *tag* of the shape hit, a bit set (collision bits, say), so callers can
 tell what was hit (e.g. for intensities); coincident nearest hits report the union of their tags.
+
+Compiling takes some 15 to 45 s, so it never happens in a step: :func:`warm_up` compiles every
+specialisation the simulator uses before the first one (a world's first laser calls it as the
+world loads; the server at start-up), and numba keeps the result in its on-disk cache (in
+``__pycache__`` here, or ``NUMBA_CACHE_DIR``), which ``make setup`` fills (``python -m
+sim_server.core.warm_up``): later processes load it in a few tenths of a second. The Python
+functions below hand the compiled ones arrays of exactly the types compiled (float64 or int64,
+C-contiguous, writeable; others are converted), since any other type would compile anew.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
+from time import perf_counter
+from typing import Callable
 
 import numpy as np
 from numba import njit
 
+LOGGER = logging.getLogger("sim_server")
+
 #: Options of every compiled function: cached on disk; NumPy's error model, since every division
 #: that could be by zero is guarded (Python's model checks each division: about 5 % slower).
 JIT_OPTIONS = {"cache": True, "error_model": "numpy"}
+#: Whether numba found a writable place for its on-disk cache (``__pycache__`` next to this file,
+#: else ``NUMBA_CACHE_DIR`` or the user's cache directory); without one every process compiles.
+CACHED = True
+
+
+def _jit(function):
+    """``njit`` with :data:`JIT_OPTIONS`; without the on-disk cache when numba finds nowhere to
+    write it (it raises at decoration then), rather than failing the import."""
+    global CACHED
+    try:
+        return njit(**JIT_OPTIONS)(function)
+    except RuntimeError:  # "cannot cache function ...: no locator available for file ..."
+        CACHED = False
+        return njit(**{**JIT_OPTIONS, "cache": False})(function)
+
+
+def _typed(array, dtype) -> np.ndarray:
+    """``array`` as the compiled functions take it: a C-contiguous, aligned, writeable array of
+    ``dtype``. It is returned as is when it is one already (the usual case, so no copy), else
+    copied: numba compiles a new specialisation for any other dtype, layout or a read-only
+    array, and that would happen in the middle of a step."""
+    if (
+        isinstance(array, np.ndarray)
+        and array.dtype == dtype
+        and array.flags.c_contiguous
+        and array.flags.aligned
+        and array.flags.writeable
+    ):
+        return array
+    return np.array(array, dtype=dtype, order="C")  # always a fresh, writeable copy
+
+
 #: No hit: the range written for a beam that hits nothing.
 NO_HIT = math.inf
 #: Tag of a beam that hits nothing.
@@ -47,7 +92,7 @@ TIE_TOLERANCE = 1e-9
 GENERAL, HORIZONTAL, VERTICAL = 0, 1, 2
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _axis_start(offset, direction, cell_index, cell):  # pragma: no cover - compiled
     """Along one grid axis, for a line at ``offset`` from the grid origin moving ``direction`` per
     unit of t: the t of the first cell boundary ahead and the t between boundaries."""
@@ -57,7 +102,7 @@ def _axis_start(offset, direction, cell_index, cell):  # pragma: no cover - comp
     return (boundary - offset) / direction, cell / abs(direction)
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _cells_of_segment(x1, y1, x2, y2, x0, y0, cell, nx, ny, out):  # pragma: no cover - compiled
     """Write the indices of the grid cells a segment passes through into ``out``; return the count."""
     count = 0
@@ -95,7 +140,7 @@ def _cells_of_segment(x1, y1, x2, y2, x0, y0, cell, nx, ny, out):  # pragma: no 
     return count
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _build_grid(segments, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """CSR grid index: ``starts[c]:starts[c+1]`` of ``items`` are the segments in cell ``c``."""
     n = segments.shape[0]
@@ -117,7 +162,7 @@ def _build_grid(segments, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     return starts, items
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _box_cells(box, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """The range of grid cells (first column, first row, last column, last row) a box overlaps."""
     cx0 = min(max(int(math.floor((box[0] - x0) / cell)), 0), nx - 1)
@@ -127,7 +172,7 @@ def _box_cells(box, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     return cx0, cy0, cx1, cy1
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _build_box_grid(boxes, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """CSR grid index of boxes (K, 4: x_min, y_min, x_max, y_max): each in every cell it overlaps."""
     n = boxes.shape[0]
@@ -150,7 +195,7 @@ def _build_box_grid(boxes, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     return starts, items
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _clearance(starts, polygon_starts, circle_starts, nx, ny):  # pragma: no cover - compiled
     """Per cell, the Chebyshev distance (in cells) to the nearest cell holding anything: 0 for an
     occupied cell; a ray in a cell of clearance k crosses only empty cells for (k - 1) cells."""
@@ -188,7 +233,7 @@ def _clearance(starts, polygon_starts, circle_starts, nx, ny):  # pragma: no cov
     return distance
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _ray_segment(px, py, dx, dy, x1, y1, x2, y2):  # pragma: no cover - compiled
     """Distance along the unit ray to a two-sided segment, or inf (Box2D edge semantics)."""
     ex = x2 - x1
@@ -207,7 +252,7 @@ def _ray_segment(px, py, dx, dy, x1, y1, x2, y2):  # pragma: no cover - compiled
     return t
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _slab(offset, direction, inverse, size, t_enter, t_leave):  # pragma: no cover - compiled
     """Narrow the ray's span [t_enter, t_leave] to where it lies within [0, size] along one axis
     (``offset`` from the grid's origin, ``direction`` and its ``inverse``); empty: t_leave < 0."""
@@ -220,7 +265,7 @@ def _slab(offset, direction, inverse, size, t_enter, t_leave):  # pragma: no cov
     return t_enter, t_leave
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _ray_axis_segment(origin, direction, inverse, origin_along, direction_along, level, low, high):  # pragma: no cover
     """Distance along the unit ray to an axis-aligned segment, or inf: the segment lies on the line
     where one coordinate is ``level`` (the ray's ``origin``, ``direction`` and its ``inverse``
@@ -238,7 +283,7 @@ def _ray_axis_segment(origin, direction, inverse, origin_along, direction_along,
     return math.inf
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _ray_polygon(px, py, dx, dy, verts, count, limit):  # pragma: no cover - compiled
     """Entry distance of the unit ray into a counter-clockwise convex polygon, or inf."""
     lower = 0.0
@@ -267,7 +312,7 @@ def _ray_polygon(px, py, dx, dy, verts, count, limit):  # pragma: no cover - com
     return math.inf
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
     """Entry distance of the unit ray into a circle, or inf (no hit from inside)."""
     sx = px - cx
@@ -283,7 +328,7 @@ def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
     return a
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _cast_scan(
     ox, oy, heading, first_beam, end_beam, local_cos, local_sin, max_range, mask,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
@@ -457,7 +502,7 @@ def _cast_scan(
 MAX_MOVING_GRID_SIDE = 1024
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - compiled
     """Moving shapes sorted into a grid of ``cell``-sized squares by their bounding circles.
 
@@ -495,7 +540,7 @@ def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - 
     return x0, y0, cell, nx, ny, starts, items
 
 
-@njit(**JIT_OPTIONS)
+@_jit
 def _cast_scans(
     origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
@@ -521,8 +566,10 @@ def _cast_scans(
         reach = max_ranges[scan]
         mask = masks[scan]
         # The moving shapes this scan can see: bounding circle within reach, mask shared.
-        near_polygon_count = 0
-        near_circle_count = 0
+        # Counters typed int64 from the start: a literal 0 would make numba compile _cast_scan a
+        # second time, for a count of the literal type, doubling the cold compile.
+        near_polygon_count = np.int64(0)
+        near_circle_count = np.int64(0)
         window = np.array((ox - reach, oy - reach, ox + reach, oy + reach))
         cx0, cy0, cx1, cy1 = _box_cells(window, gx0, gy0, gcell, gnx, gny)
         for gy in range(cy0, cy1 + 1):
@@ -593,10 +640,10 @@ class StaticScene:
     fixed: "MovingShapes | None" = None
 
     def __post_init__(self) -> None:
-        self.segments = np.ascontiguousarray(self.segments, dtype=np.float64).reshape(-1, 4)
+        self.segments = _typed(np.reshape(self.segments, (-1, 4)), np.float64)
         self.segment_kinds, self.segment_axis = _axis_aligned(self.segments)
-        self.bits = np.ascontiguousarray(self.bits, dtype=np.int64)
-        self.tags = np.ascontiguousarray(self.tags, dtype=np.int64)
+        self.bits = _typed(self.bits, np.int64)
+        self.tags = _typed(self.tags, np.int64)
         fixed = self.fixed if self.fixed is not None else MovingShapes.empty()
         self.fixed = fixed
         polygon_boxes = np.column_stack(
@@ -629,10 +676,10 @@ class StaticScene:
         self.ny = int(math.ceil(extent[1] / cell)) + 2
         self.starts, self.items = _build_grid(self.segments, self.x0, self.y0, self.cell, self.nx, self.ny)
         self.polygon_starts, self.polygon_items = _build_box_grid(
-            np.ascontiguousarray(polygon_boxes), self.x0, self.y0, self.cell, self.nx, self.ny
+            _typed(polygon_boxes, np.float64), self.x0, self.y0, self.cell, self.nx, self.ny
         )
         self.circle_starts, self.circle_items = _build_box_grid(
-            np.ascontiguousarray(circle_boxes), self.x0, self.y0, self.cell, self.nx, self.ny
+            _typed(circle_boxes, np.float64), self.x0, self.y0, self.cell, self.nx, self.ny
         )
         self.walk_grid = count > 0
         # The walk reads each cell's segments in a row: their data is copied in cell order.
@@ -671,8 +718,18 @@ class MovingShapes:
     polygon_radii: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        # Arrays already of the compiled functions' types (all the simulator's are) are kept as
+        # they are: the level statics update their bits in place.
+        self.polygons = _typed(self.polygons, np.float64)
+        self.polygon_counts = _typed(self.polygon_counts, np.int64)
+        self.polygon_bits = _typed(self.polygon_bits, np.int64)
+        self.polygon_tags = _typed(self.polygon_tags, np.int64)
+        self.circles = _typed(self.circles, np.float64)
+        self.circle_bits = _typed(self.circle_bits, np.int64)
+        self.circle_tags = _typed(self.circle_tags, np.int64)
         if self.polygon_radii is None:
             self.polygon_radii = bounding_radii(self.polygons)
+        self.polygon_radii = _typed(self.polygon_radii, np.float64)
 
     @classmethod
     def empty(cls) -> "MovingShapes":
@@ -688,12 +745,23 @@ class MovingShapes:
         )
 
 
-@njit(**JIT_OPTIONS)
-def place_shapes(poses, polygons, polygon_body, circles, circle_body):  # pragma: no cover - compiled
-    """Shapes given in body frames, placed at their bodies' poses (``poses``: (K, 3) x, y, yaw).
+def place_shapes(
+    poses: np.ndarray, polygons: np.ndarray, polygon_body: np.ndarray, circles: np.ndarray, circle_body: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shapes given in body frames, placed at their bodies' poses (``poses``: (K, 3) x, y, yaw;
+    ``polygons`` (P, 8, 2) and ``circles`` (C, 3) on bodies ``polygon_body`` and ``circle_body``).
 
     Returns the world-frame polygons (P, 8, 2) and circles (C, 3).
     """
+    return _place_shapes(
+        _typed(poses, np.float64), _typed(polygons, np.float64), _typed(polygon_body, np.int64),
+        _typed(circles, np.float64), _typed(circle_body, np.int64),
+    )
+
+
+@_jit
+def _place_shapes(poses, polygons, polygon_body, circles, circle_body):  # pragma: no cover - compiled
+    """See :func:`place_shapes`."""
     cos_t = np.cos(poses[:, 2])
     sin_t = np.sin(poses[:, 2])
     placed_polygons = np.empty_like(polygons)
@@ -739,6 +807,10 @@ class ScanBatch:
     masks: np.ndarray
 
     def __post_init__(self) -> None:
+        self.beam_starts = _typed(self.beam_starts, np.int64)
+        self.local_angles = _typed(self.local_angles, np.float64)
+        self.max_ranges = _typed(self.max_ranges, np.float64)
+        self.masks = _typed(self.masks, np.int64)
         self.local_cos = np.cos(self.local_angles)
         self.local_sin = np.sin(self.local_angles)
 
@@ -780,22 +852,30 @@ def cast_scans(
     """
     shapes = shapes or MovingShapes.empty()
     n = batch.beam_count
-    out_ranges = np.empty(n, dtype=np.float64) if out_ranges is None else out_ranges
-    out_tags = np.empty(n, dtype=np.int64) if out_tags is None else out_tags
+    ranges = np.empty(n, dtype=np.float64) if out_ranges is None else _typed(out_ranges, np.float64)
+    tags = np.empty(n, dtype=np.int64) if out_tags is None else _typed(out_tags, np.int64)
     fixed = scene.fixed
+    # Every argument of the types warm_up() compiled (scalars too: a NumPy float32 would not be).
     _cast_scans(
-        origins_x, origins_y, headings, batch.beam_starts, batch.local_cos, batch.local_sin, batch.max_ranges, batch.masks,
+        _typed(origins_x, np.float64), _typed(origins_y, np.float64), _typed(headings, np.float64),
+        batch.beam_starts, batch.local_cos, batch.local_sin, batch.max_ranges, batch.masks,
         scene.item_segments, scene.item_kinds, scene.item_axis, scene.item_bits, scene.item_tags,
-        scene.x0, scene.y0, scene.cell, scene.nx, scene.ny,
-        scene.starts, scene.walk_grid, scene.clearance, scene.all_segment_bits,
+        float(scene.x0), float(scene.y0), float(scene.cell), int(scene.nx), int(scene.ny),
+        scene.starts, bool(scene.walk_grid), scene.clearance, int(scene.all_segment_bits),
         fixed.polygons, fixed.polygon_counts, fixed.polygon_bits, fixed.polygon_tags,
         scene.polygon_starts, scene.polygon_items,
         fixed.circles, fixed.circle_bits, fixed.circle_tags, scene.circle_starts, scene.circle_items,
         shapes.polygons, shapes.polygon_counts, shapes.polygon_bits, shapes.polygon_tags, shapes.polygon_radii,
         shapes.circles, shapes.circle_bits, shapes.circle_tags,
-        out_ranges, out_tags,
+        ranges, tags,
     )
-    return out_ranges, out_tags
+    if out_ranges is not None and ranges is not out_ranges:
+        out_ranges[...] = ranges  # a buffer of another type: filled all the same
+        ranges = out_ranges
+    if out_tags is not None and tags is not out_tags:
+        out_tags[...] = tags
+        tags = out_tags
+    return ranges, tags
 
 
 def cast_rays(
@@ -823,3 +903,122 @@ def cast_rays(
     )
     origin = np.array([origin_x, origin_y, 0.0], dtype=np.float64)
     return cast_scans(batch, origin[0:1], origin[1:2], origin[2:3], scene, shapes, out_ranges, out_tags)
+
+
+# ---------------------------------------------------------------------------------- warm-up
+#: A warm-up slower than this (s) is logged: it compiled (or loaded its cache from a slow disk).
+SLOW_WARM_UP = 1.0
+#: The compiled functions the simulator calls from Python; the others are compiled into them.
+ENTRY_POINTS = (_place_shapes, _build_grid, _build_box_grid, _clearance, _cast_scans)
+#: How often a warm-up step is tried when writing the cache fails (the code compiled is kept in
+#: memory, so the next try goes on from there).
+WARM_UP_TRIES = 4
+
+_warm = False
+
+
+def _cache_counts() -> tuple[int, int]:
+    """(Specialisations loaded from numba's cache, compiled) so far, over :data:`ENTRY_POINTS`."""
+    hits = misses = 0
+    for function in ENTRY_POINTS:
+        stats = getattr(function, "stats", None)  # plain functions under NUMBA_DISABLE_JIT
+        if stats is not None:
+            hits += sum(stats.cache_hits.values())
+            misses += sum(stats.cache_misses.values())
+    return hits, misses
+
+
+def _warm_up_steps() -> list[Callable[[], object]]:
+    """Calls of every entry point on a tiny scene, with arguments of exactly the types the
+    simulator passes (built the way :mod:`sim_server.core.laser_scanner` builds them): the
+    small functions first, so a cold compile is announced before the long one."""
+    square = [(-0.2, -0.2), (0.2, -0.2), (0.2, 0.2), (-0.2, 0.2)]
+    body_polygons = np.array([square + [square[0]] * (MAX_VERTICES - 4)], dtype=np.float64).reshape(-1, MAX_VERTICES, 2)
+    body_circles = np.array([(0.3, 0.0, 0.1)], dtype=np.float64).reshape(-1, 3)
+    one_body = np.zeros(1, dtype=np.int64)
+    counts = np.array([4], dtype=np.int64)
+    bits = np.ones(1, dtype=np.int64)
+    state: dict[str, object] = {}
+
+    def place() -> None:
+        poses = np.array([(1.0, 1.0, 0.5)], dtype=np.float64)
+        state["placed"] = place_shapes(poses, body_polygons, one_body, body_circles, one_body)
+
+    def index() -> None:
+        polygons, circles = state["placed"]
+        fixed = MovingShapes(polygons, counts, bits, bits, circles, bits, bits)
+        walls = np.array([(-2.0, -2.0, 2.0, -2.0), (2.0, -2.0, 2.0, 2.0), (2.0, 2.0, -2.0, -1.0)])
+        state["scene"] = StaticScene(walls, np.array([1, 1, 2]), np.array([1, 1, 2]), fixed)
+
+    def cast() -> None:
+        polygons, circles = place_shapes(
+            np.array([(-1.0, 0.0, 0.0)], dtype=np.float64), body_polygons, one_body, body_circles, one_body
+        )
+        moving = MovingShapes(polygons, counts, bits, bits, circles, bits, bits)
+        angles = -1.0 + 0.25 * np.arange(9, dtype=np.float64)
+        batch = ScanBatch.of([(angles, 5.0, 1), (angles, 3.0, 3)])
+        origins = np.array([(0.0, 0.0, 0.0), (0.5, -0.5, 1.0)], dtype=np.float64).T.copy()
+        cast_scans(batch, origins[0], origins[1], origins[2], state["scene"], moving)
+
+    return [place, index, cast]
+
+
+def _notice(message: str) -> None:
+    """Log ``message`` on the ``sim_server`` logger at INFO where INFO is shown (the server routes
+    it to its ROS logger), else as a warning: a pause of half a minute must not go unexplained."""
+    LOGGER.log(logging.INFO if LOGGER.isEnabledFor(logging.INFO) else logging.WARNING, message)
+
+
+def warm_up(log: Callable[[str], None] | None = None) -> float:
+    """Compile every specialisation of the ray caster the simulator uses, or load it from
+    numba's on-disk cache, by casting on a tiny scene: afterwards no scan compiles.
+
+    The first run after an install or an update of this file compiles (some 15 to 45 s) and
+    writes the cache (``__pycache__`` next to this file, or ``NUMBA_CACHE_DIR``); later runs load
+    it (a few tenths of a second). Only the first call in a process does anything.
+
+    Args:
+        log: where to say so when it takes more than :data:`SLOW_WARM_UP` seconds (default: the
+            ``sim_server`` logger, see :func:`_notice`).
+
+    Returns:
+        The seconds it took.
+    """
+    global _warm
+    start = perf_counter()
+    if _warm:
+        return perf_counter() - start
+    log = log or _notice
+    announced = False
+    write_failed = False
+    steps = _warm_up_steps()
+    for number, step in enumerate(steps):
+        for attempt in range(WARM_UP_TRIES):
+            try:
+                step()
+                break
+            except OSError as error:  # writing the cache failed (disk full, say)
+                if attempt == WARM_UP_TRIES - 1:
+                    raise
+                if not write_failed:
+                    LOGGER.warning(f"could not write numba's cache of the ray caster ({error}); going on without")
+                    write_failed = True
+        elapsed = perf_counter() - start
+        if not announced and elapsed > SLOW_WARM_UP and number < len(steps) - 1 and _cache_counts()[1]:
+            log(
+                "compiling the ray caster (first run after install; cached afterwards)"
+                if CACHED else
+                "compiling the ray caster (numba has no writable cache directory, so every run compiles; "
+                "set NUMBA_CACHE_DIR to a writable one)"
+            )
+            announced = True
+    _warm = True
+    elapsed = perf_counter() - start
+    if elapsed > SLOW_WARM_UP:
+        hits, misses = _cache_counts()
+        if misses:
+            cached = " and cached it on disk" if CACHED and not write_failed else ""
+            log(f"compiled the ray caster in {elapsed:.1f} s{cached}")
+        else:
+            log(f"loaded the compiled ray caster from numba's cache in {elapsed:.1f} s")
+    return elapsed
