@@ -114,7 +114,7 @@ class Laser(ModelPlugin):
                 tf.transform.rotation.x, tf.transform.rotation.y = math.cos(half), math.sin(half)
                 tf.transform.rotation.z, tf.transform.rotation.w = 0.0, 0.0
             self._tf = broadcaster_for(node)
-            self._tf.send_static([tf])
+            self._tf.send_static([tf], owner=self.context.describe())
 
     def _due(self, time: TimeKeeper) -> bool:
         """Whether this laser scans on this step (its rate, and somebody wants the scan)."""
@@ -161,4 +161,4 @@ class Laser(ModelPlugin):
             node.destroy_publisher(self._publisher)
             self._publisher = None
         if self.broadcast_tf:
-            self._tf.remove_static([self.frame_id])
+            self._tf.remove_static([self.frame_id], owner=self.context.describe())

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 import weakref
 from typing import Iterable
 
@@ -177,16 +176,13 @@ class TfBroadcaster:
         if message.transforms:
             self._tf.publish(message)
 
-    def send_static(self, transforms: Iterable[TransformStamped], owner: str | None = None) -> None:
+    def send_static(self, transforms: Iterable[TransformStamped], owner: str) -> None:
         """Latch transforms that never change on /tf_static (all of them, as tf2 does), and
-        :meth:`claim` them for ``owner`` (by default the calling plugin, see :func:`_calling_plugin`)."""
-        if owner is None:
-            owner = _calling_plugin()
+        :meth:`claim` them for ``owner`` (the sending plugin's ``context.describe()``)."""
         for item in transforms:
             self._static_transforms[item.child_frame_id] = item
             self._static_users[item.child_frame_id] = self._static_users.get(item.child_frame_id, 0) + 1
-            if owner is not None:
-                self.claim(item.child_frame_id, item.header.frame_id, owner, static=True)
+            self.claim(item.child_frame_id, item.header.frame_id, owner, static=True)
         self._schedule_flush()
 
     def _schedule_flush(self) -> None:
@@ -202,18 +198,15 @@ class TfBroadcaster:
         if self._node.context.ok():
             self._static.publish(TFMessage(transforms=list(self._static_transforms.values())))
 
-    def remove_static(self, child_frames: Iterable[str], owner: str | None = None) -> None:
+    def remove_static(self, child_frames: Iterable[str], owner: str) -> None:
         """Forget static transforms (their model left) and re-latch the rest; ``owner``'s claims
-        on them go too (by default the calling plugin's, as in :meth:`send_static`).
+        on them go too (``owner`` as in :meth:`send_static`).
 
         A transform sent by several plugins (a shared odom frame, say) stays until all of them
         removed it.
         """
         child_frames = list(child_frames)
-        if owner is None:
-            owner = _calling_plugin()
-        if owner is not None:
-            self.release(owner, child_frames)
+        self.release(owner, child_frames)
         changed = False
         for child in child_frames:
             users = self._static_users.get(child, 0) - 1
@@ -224,24 +217,6 @@ class TfBroadcaster:
             changed |= self._static_transforms.pop(child, None) is not None
         if changed and self._node.context.ok():  # nothing to tell once ROS is shut down
             self._schedule_flush()
-
-
-def _calling_plugin() -> str | None:
-    """``context.describe()`` of the plugin whose method called into the broadcaster, for
-    senders that do not name themselves (``send_static(transforms)`` without ``owner``). Only
-    the static, once-per-plugin calls use it; None when no plugin is found near the caller."""
-    frame = sys._getframe(2)
-    for _ in range(4):
-        if frame is None:
-            break
-        describe = getattr(getattr(frame.f_locals.get("self"), "context", None), "describe", None)
-        if callable(describe):
-            try:
-                return str(describe())
-            except Exception:  # noqa: BLE001 - a foreign object's describe; just go unnamed
-                return None
-        frame = frame.f_back
-    return None
 
 
 _BROADCASTERS: "weakref.WeakKeyDictionary[Node, TfBroadcaster]" = weakref.WeakKeyDictionary()

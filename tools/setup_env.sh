@@ -10,7 +10,8 @@
 #   4. install the sim_server package itself into .venv in editable mode;
 #   5. lay out an ament prefix (install/sim_server_source) for the ROS tools:
 #      share/sim_server mirrors package.xml, launch/ and config/ and
-#      lib/sim_server holds the executable (ros2 launch / run / pkg).
+#      lib/sim_server holds the executable (ros2 launch / run / pkg);
+#   6. compile the lasers' ray caster into numba's on-disk cache.
 #
 # Each step is skipped when a stamp (a hash of its inputs) says it is up to
 # date, so a second run on a ready tree takes a few seconds.  Downloads go
@@ -212,5 +213,10 @@ done
 # The console script of the editable install (its first line names the venv's python).
 [[ -x "$VENV/bin/sim_server" ]] || die "$VENV/bin/sim_server missing after the editable install"
 ln -sfn "$VENV/bin/sim_server" "$SRC_PREFIX/lib/sim_server/sim_server"
+
+# --- 6. the lasers' ray caster, compiled once into numba's on-disk cache -------
+# Compiling takes 15-45 s; afterwards every process loads it in a few tenths of a
+# second, before its first step (sim_server/core/warm_up.py).
+"$VPY" -m sim_server.core.warm_up | sed 's/^/[setup] /'
 
 log "environment ready: source env.sh"
