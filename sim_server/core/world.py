@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 from Box2D import b2
 
-from sim_server.core import limits
+from sim_server.core import limits, raycast
 from sim_server.core.collision_filter import CollisionFilterRegistry
 from sim_server.core.entity_names import model_name_problem, namespace_problem
 from sim_server.core.errors import ConfigError, EntityError, RequestError
@@ -147,6 +147,10 @@ class World:
         # collector from walking it on every full collection (with 10,000 models in levels, a
         # pause of about 50 ms every few seconds of streaming). close() hands it back.
         gc.freeze()
+        if any(world.levels.owns_model(entry.name) for entry in spec.models):
+            # Models that levels bring in arrive inside a step: a laser among them must not
+            # compile the ray caster there (once per process; cached on disk).
+            raycast.warm_up()
         try:
             world._populate()
         except Exception:
