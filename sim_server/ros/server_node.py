@@ -98,7 +98,11 @@ class SimServerNode(Node):
         self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
         self.levels = LevelsInterface(self, self.world)
         self.visualization = (
-            DebugVisualization(self, self.world, lambda: self.world.time.time_ns) if self.params.show_viz else None
+            DebugVisualization(
+                self, self.world, lambda: self.world.time.time_ns, line_width=self.params.marker_line_width
+            )
+            if self.params.show_viz
+            else None
         )
         self.pacer = Pacer(self.params.update_rate)
         self.step_stats = StepStatistics()

@@ -109,11 +109,11 @@ def test_debug_markers_follow_models(harness: Harness) -> None:
     harness.client.create_subscription(DebugTopicList, "/sim_server/debug/topics", lambda m: topic_lists.append(list(m.topics)), LATCHED)
     harness.run_until(lambda: bool(topic_lists), "debug topic list")
     topics = topic_lists[-1]
-    assert "/sim_server/debug/layer/_2d" in topics and "/sim_server/debug/layer/lines" in topics
+    assert "/sim_server/debug/layer/layer_2d" in topics and "/sim_server/debug/layer/lines" in topics
     assert "/sim_server/debug/model/turtlebot1" in topics
 
     layer_arrays: list[MarkerArray] = []
-    harness.client.create_subscription(MarkerArray, "/sim_server/debug/layer/_2d", layer_arrays.append, LATCHED)
+    harness.client.create_subscription(MarkerArray, "/sim_server/debug/layer/layer_2d", layer_arrays.append, LATCHED)
     harness.run_until(lambda: bool(layer_arrays), "layer markers")
     clear, edges = layer_arrays[0].markers
     assert clear.action == Marker.DELETEALL and edges.type == Marker.LINE_LIST and edges.header.frame_id == "map" and len(edges.points) == 24
