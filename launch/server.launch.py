@@ -24,11 +24,11 @@ import tempfile
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
 from launch import LaunchContext, LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
-from launch.substitutions import LaunchConfiguration
+from launch.substitutions import LaunchConfiguration, TextSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-from sim_server.ros.parameter_spec import SERVER_PARAMETERS
+from sim_server.ros.parameter_spec import PARAMETERS_BY_NAME, SERVER_PARAMETERS
 
 PACKAGE = "sim_server"
 NODE_NAME = "sim_server"
@@ -43,11 +43,17 @@ class LaunchArgumentError(RuntimeError):
 def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory(PACKAGE)
     defaults = {"world_path": os.path.join(share, "config", "worlds", "demo", "world.yaml")}
+    descriptions = {
+        "marker_line_width": PARAMETERS_BY_NAME["marker_line_width"].description
+        + f" Empty: {PARAMETERS_BY_NAME['marker_line_width'].launch_default()}, or with use_rviz a width "
+        "that the generated view draws two pixels wide.",
+    }
+    defaults["marker_line_width"] = ""
     declared = [
         DeclareLaunchArgument(
             spec.name,
             default_value=defaults.get(spec.name, spec.launch_default()),
-            description=spec.description,
+            description=descriptions.get(spec.name, spec.description),
         )
         for spec in SERVER_PARAMETERS
     ]
@@ -68,6 +74,7 @@ def _start_nodes(context: LaunchContext) -> list:
     use_rviz = _flag(LaunchConfiguration("use_rviz").perform(context), "use_rviz")
     world_path = LaunchConfiguration("world_path").perform(context)
     rviz = None
+    given = {spec.name: LaunchConfiguration(spec.name).perform(context) for spec in SERVER_PARAMETERS}
     if use_rviz:
         try:
             get_package_prefix("rviz2")
@@ -80,16 +87,18 @@ def _start_nodes(context: LaunchContext) -> list:
             package="rviz2",
             executable="rviz2",
             name="rviz",
-            arguments=["-d", _rviz_config(LaunchConfiguration("rviz_config").perform(context), world_path)],
+            arguments=["-d", _rviz_config(LaunchConfiguration("rviz_config").perform(context), world_path, given)],
             parameters=[{"use_sim_time": True}],
             output="screen",
         )
     parameters = {
-        spec.name: ParameterValue(LaunchConfiguration(spec.name), value_type=str)
+        spec.name: ParameterValue(given[spec.name], value_type=str)
         if spec.kind is str
-        # Other values are YAML-parsed strings: the node checks their types and ranges.
-        else LaunchConfiguration(spec.name)
+        # A substitution's value is YAML-parsed by launch_ros (a plain string would stay one):
+        # the node checks the types and ranges.
+        else TextSubstitution(text=given[spec.name])
         for spec in SERVER_PARAMETERS
+        if given[spec.name] != ""  # left empty: the node's default
     }
     server = Node(
         package=PACKAGE,
@@ -112,23 +121,32 @@ def _flag(value: str, name: str) -> bool:
     raise LaunchArgumentError(f"launch argument {name} must be true or false, got {value!r}")
 
 
-def _rviz_config(given: str, world_path: str) -> str:
-    """The .rviz file to open: the given one, else one generated for the world (cached by path)."""
+def _rviz_config(given: str, world_path: str, arguments: dict[str, str]) -> str:
+    """The .rviz file to open: the given one, else one generated for the world (cached by path).
+
+    With no ``marker_line_width`` given, sets it in ``arguments`` to the width the generated
+    view draws two pixels wide (a 300 m tunnel needs wider lines than an office).
+    """
     if given:
         if not os.path.isfile(given):
             raise LaunchArgumentError(f"rviz_config: no such file {given!r}")
         return given
     from sim_server.core.errors import SimError
-    from sim_server.ros.rviz_config import write_rviz_config
+    from sim_server.ros.rviz_config import readable_line_width, write_rviz_config
 
     world = os.path.abspath(world_path)
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(cache if os.access(cache, os.W_OK) else tempfile.gettempdir(), "sim_server", "rviz")
+    folder = os.path.join(cache, "sim_server", "rviz")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:  # no writable cache folder
+        folder = tempfile.mkdtemp(prefix="sim_server_rviz_")
     name = hashlib.sha256(world.encode()).hexdigest()[:16]
     out = os.path.join(folder, f"{os.path.splitext(os.path.basename(world))[0]}-{name}.rviz")
     try:
-        os.makedirs(folder, exist_ok=True)
         write_rviz_config(world, out, node_name=NODE_NAME)
+        if arguments["marker_line_width"] == "":
+            arguments["marker_line_width"] = f"{readable_line_width(world):.4g}"
     except (SimError, OSError) as error:
-        raise LaunchArgumentError(f"cannot make an RViz configuration for {world_path}: {error}") from None
+        raise LaunchArgumentError(str(error)) from None
     return out

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import time
+import tty
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +26,7 @@ import pytest
 import yaml
 
 from sim_server.ros.parameter_spec import SERVER_PARAMETERS
+from sim_server.ros.rviz_config import readable_line_width
 from test.conftest import REPO_ROOT
 
 TOOLS_SETUP = REPO_ROOT / "build" / "ros2_tools" / "setup_cli.sh"
@@ -233,6 +235,9 @@ def test_teleop_twist_keyboard_drives_a_robot(tools_env: dict[str, str], launche
     x0, _ = _bot_position(tools_env)
     # teleop reads keys from a terminal: give it one.
     leader, follower = os.openpty()
+    # Raw from the start: teleop puts the terminal back as it found it between keys, and a
+    # cooked terminal would turn the Ctrl-C below into a signal for nobody (no controlling tty).
+    tty.setraw(follower)
     teleop = subprocess.Popen(
         ["bash", "-c", "exec ros2 run teleop_twist_keyboard teleop_twist_keyboard --ros-args -r cmd_vel:=/bot/cmd_vel"],
         env=tools_env,
@@ -342,6 +347,43 @@ def test_use_rviz_problems_start_nothing(tools_env: dict[str, str], argument: st
     errors = [line for line in output.splitlines() if "ERROR" in line]
     assert len(errors) == 1 and complaint in errors[0], output
     assert "process started" not in output and "Traceback" not in output
+
+
+def test_use_rviz_opens_a_configuration_made_for_the_world(tools_env: dict[str, str], tmp_path: Path) -> None:
+    """rviz2 cannot be installed here (no display, not on PyPI): a stand-in package named rviz2
+    records what the real launch file hands it, and the server's side is the real one."""
+    prefix = tmp_path / "rviz2_prefix"
+    (prefix / "share" / "ament_index" / "resource_index" / "packages").mkdir(parents=True)
+    (prefix / "share" / "ament_index" / "resource_index" / "packages" / "rviz2").write_text("")
+    (prefix / "lib" / "rviz2").mkdir(parents=True)
+    executable = prefix / "lib" / "rviz2" / "rviz2"
+    executable.write_text(
+        f'#!/bin/bash\nprintf "%s\\n" "$@" > "{tmp_path}/rviz2.args"\n'
+        "trap 'exit 0' INT TERM\nwhile :; do sleep 0.1; done\n"
+    )
+    executable.chmod(0o755)
+    environment = dict(tools_env, AMENT_PREFIX_PATH=f"{prefix}:{tools_env['AMENT_PREFIX_PATH']}",
+                       XDG_CACHE_HOME=str(tmp_path / "cache"))
+    world = REPO_ROOT / "config" / "worlds" / "tunnel" / "world.yaml"
+    server = Launched(environment, f"ros2 launch sim_server server.launch.py use_rviz:=true world_path:={world}",
+                      tmp_path / "launch.log")
+    try:
+        server.wait_for("services: /spawn_model")
+        wait_for_node(tools_env)
+        deadline = time.monotonic() + PATIENCE
+        while not (tmp_path / "rviz2.args").is_file():
+            assert time.monotonic() < deadline, server.output()
+            time.sleep(0.2)
+        arguments = (tmp_path / "rviz2.args").read_text().split()
+        config = Path(arguments[arguments.index("-d") + 1])
+        assert config.is_relative_to(tmp_path / "cache")
+        displays = yaml.safe_load(config.read_text())["Visualization Manager"]["Displays"]
+        assert any(display["Class"] == "rviz_default_plugins/LaserScan" for display in displays)
+        width = float(ros2(tools_env, "param get /sim_server marker_line_width").split()[-1])
+        assert width == pytest.approx(readable_line_width(world), rel=1e-3)
+    finally:
+        code = server.interrupt()
+    assert code == 0 and "Traceback" not in server.output(), server.output()
 
 
 def test_launch_with_a_broken_world_ends_with_the_error(tools_env: dict[str, str], tmp_path: Path) -> None:
