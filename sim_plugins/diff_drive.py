@@ -61,8 +61,8 @@ class DiffDrive(ModelPlugin):
         if node is not None:
             from geometry_msgs.msg import TwistStamped
 
-            from sim_plugins.tf_broadcast import broadcaster_for, transform
-            from sim_plugins.tf_broadcast import update_transform
+            from sim_server.ros.tf_broadcast import broadcaster_for, transform
+            from sim_server.ros.tf_broadcast import update_transform
             from sim_server.ros.conversions import set_stamp
             from sim_server.ros.subscriber_check import SubscriberCheck
 

@@ -45,7 +45,7 @@ class Gps(ModelPlugin):
         if node is not None:
             from sensor_msgs.msg import NavSatFix, NavSatStatus
 
-            from sim_plugins.tf_broadcast import broadcaster_for, transform
+            from sim_server.ros.tf_broadcast import broadcaster_for, transform
             from sim_server.ros.conversions import time_msg
             from sim_server.ros.subscriber_check import SubscriberCheck
 

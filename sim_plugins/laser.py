@@ -90,7 +90,7 @@ class Laser(ModelPlugin):
     def _setup_ros(self, node, topic: str) -> None:
         from sensor_msgs.msg import LaserScan
 
-        from sim_plugins.tf_broadcast import broadcaster_for, transform
+        from sim_server.ros.tf_broadcast import broadcaster_for, transform
         from sim_server.ros.conversions import time_msg
         from sim_server.ros.subscriber_check import SubscriberCheck
 

@@ -35,7 +35,7 @@ class ModelTfPublisher(ModelPlugin):
         self.child_frames = [self.context.frame(body.name) for body in self.bodies]
         self._tf = None
         if self.context.ros_node is not None:
-            from sim_plugins.tf_broadcast import broadcaster_for, transform, update_transform
+            from sim_server.ros.tf_broadcast import broadcaster_for, transform, update_transform
 
             self._tf = broadcaster_for(self.context.ros_node)
             self._update = update_transform

@@ -34,9 +34,8 @@ Frame-locked markers (the rule). A body whose TF frame (``<namespace>_<body>``, 
 without a namespace: the plugins' frame rule) is published by this server's plugins with one
 chain of parents up to ``map`` gets its footprints in that frame with ``frame_locked: true``:
 RViz draws them where TF puts the body, at TF's rate, and they are sent only when models come or
-go. A frame is on TF when a plugin claims it (the :class:`~sim_plugins.tf_broadcast.TfBroadcaster`
-registry of child frame, parent and owner, when the plugins fill it, merged with what the
-configuration of the model's ModelTfPublisher, DiffDrive and Laser plugins says they send); the
+go. A frame is on TF when a plugin claims it (the :class:`~sim_server.ros.tf_broadcast.TfBroadcaster`
+registry of child frame, parent and owner, filled by the plugins as they initialise); the
 chain must reach ``map`` with exactly one parent per frame and at most one plugin sending each
 frame on ``/tf``. Typical cases: a ModelTfPublisher with ``publish_tf_world: true`` (``map ->
 reference -> other bodies``), or a DiffDrive (``map -> <ns>_odom``, static, ``-> <ns>_<body>``)
@@ -101,6 +100,7 @@ from sim_server.core.world import World
 from sim_server.ros.names import TopicTokens
 from sim_server.ros.parameter_spec import DEFAULT_MARKER_LINE_WIDTH
 from sim_server.ros.subscriber_check import SubscriberCheck
+from sim_server.ros.tf_broadcast import existing_broadcaster
 
 #: The fixed frame: frame of the layers and of every marker not locked to a body frame.
 VIZ_FRAME = "map"
@@ -653,71 +653,6 @@ class ModelMarkers:
 Claims = dict  # owner -> (parent frame, static)
 
 
-class ConfigClaims:
-    """Which plugin sends which TF frame with which parent, read from the plugins' configuration
-    (ModelTfPublisher, DiffDrive, Laser): for frames the TF broadcaster's registry does not know."""
-
-    def __init__(self) -> None:
-        self._claims: dict[str, Claims] = {}
-        self._by_model: dict[str, list[tuple[str, str]]] = {}
-
-    def add(self, model_name: str, plugins: Iterable[object]) -> list[str]:
-        """Note what ``plugins`` (of model ``model_name``) send; returns the child frames."""
-        made: list[tuple[str, str]] = []
-        for child, parent, static, owner in _plugin_claims(plugins):
-            self._claims.setdefault(child, {})[owner] = (parent, static)
-            made.append((child, owner))
-        self._by_model[model_name] = made
-        return [child for child, _ in made]
-
-    def remove(self, model_name: str) -> list[str]:
-        """Forget what the plugins of ``model_name`` send; returns the child frames."""
-        made = self._by_model.pop(model_name, [])
-        for child, owner in made:
-            claims = self._claims.get(child)
-            if claims is not None:
-                claims.pop(owner, None)
-                if not claims:
-                    del self._claims[child]
-        return [child for child, _ in made]
-
-    def claims_of(self, child: str) -> Claims:
-        return self._claims.get(child, {})
-
-
-def _plugin_claims(plugins: Iterable[object]) -> list[tuple[str, str, bool, str]]:
-    """(child, parent, static, owner) of the transforms the known TF plugins are configured to send."""
-    try:
-        from sim_plugins.diff_drive import DiffDrive
-        from sim_plugins.laser import Laser
-        from sim_plugins.model_tf_publisher import ModelTfPublisher
-    except ImportError:  # pragma: no cover - the plugins ship with the server
-        return []
-    result = []
-    for plugin in plugins:
-        context = getattr(plugin, "context", None)
-        if context is None:
-            continue
-        owner = context.describe()
-        if isinstance(plugin, ModelTfPublisher):
-            if plugin.timer.rate <= 0.0:
-                continue
-            for child in plugin.child_frames:
-                result.append((child, plugin.reference_frame, False, owner))
-            if plugin.publish_tf_world:
-                result.append((plugin.reference_frame, plugin.world_frame_id, False, owner))
-        elif isinstance(plugin, DiffDrive):
-            if plugin.enable_tf:
-                odometry = plugin.odometry
-                result.append((odometry.child_frame_id, odometry.odom_frame_id, False, owner))
-                if odometry.odom_frame_id != odometry.ground_truth_frame_id:
-                    result.append((odometry.odom_frame_id, odometry.ground_truth_frame_id, True, owner))
-        elif isinstance(plugin, Laser):
-            if plugin.broadcast_tf:
-                result.append((plugin.frame_id, plugin.body_frame_id, True, owner))
-    return result
-
-
 def chain_to_map(frame: str, claims_of: Callable[[str], Claims], visited: set[str] | None = None) -> bool:
     """Whether TF links ``frame`` to :data:`VIZ_FRAME` through one parent per frame, each frame
     sent on /tf by at most one plugin. ``visited`` collects the frames looked at."""
@@ -798,7 +733,6 @@ class DebugVisualization:
         self._layer_tokens = TopicTokens("layer")
         self._model_tokens = TopicTokens("model")
         self._topics: dict[str, str] = {}  # key ("layer/<name>" / "model/<name>") -> topic
-        self._config_claims = ConfigClaims()
         self._registry = None  # the TF broadcaster's claims registry, once a plugin made one
         self._layer_publishers: dict[int, Publisher] = {}
         self._layer_items: dict[int, MarkerBytes] = {}
@@ -889,12 +823,17 @@ class DebugVisualization:
 
     # ------------------------------------------------------------------ models
     def _claims_of(self, frame: str) -> Claims:
-        claims = self._config_claims.claims_of(frame)
-        if self._registry is not None:
-            registered = self._registry.claims_of(frame)
-            if registered:
-                return {**claims, **registered} if claims else registered
-        return claims
+        return self._registry.claims_of(frame) if self._registry is not None else {}
+
+    def _owners(self, model: Model) -> set[str]:
+        """The names the model's plugins claim TF frames under."""
+        return {plugin.context.describe() for plugin in self._world.plugins.plugins_of(model)}
+
+    def _frames_claimed_by(self, model: Model) -> list[str]:
+        """The child frames the model's plugins send."""
+        if self._registry is None:
+            return []
+        return [frame for owner in self._owners(model) for frame in self._registry.frames_of(owner)]
 
     def _lock_state(self, model: Model) -> tuple[dict[str, str], set[str]]:
         """The frames of the model's bodies drawn frame-locked, and the frames the decision
@@ -902,7 +841,7 @@ class DebugVisualization:
 
         A body is locked when one of the model's own plugins sends its frame and the frame's
         chain reaches ``map`` (:func:`chain_to_map`)."""
-        owners = {plugin.context.describe() for plugin in self._world.plugins.plugins_of(model)}
+        owners = self._owners(model)
         visited: set[str] = set()
         locked = {}
         candidate = False
@@ -916,17 +855,11 @@ class DebugVisualization:
                 locked[body.name] = frame
         return locked, visited if candidate else set()
 
-    def _find_registry(self, plugins: list) -> None:
-        """Take the node's TF broadcaster, for its claims registry, once a model has plugins
-        (if that broadcaster has a registry: ``claims_of``)."""
-        if self._registry is not None or not plugins:
-            return
-        try:
-            from sim_plugins.tf_broadcast import TfBroadcaster, broadcaster_for
-        except ImportError:  # pragma: no cover - the plugins ship with the server
-            return
-        if hasattr(TfBroadcaster, "claims_of"):
-            self._registry = broadcaster_for(self._node)
+    def _find_registry(self) -> None:
+        """Take the node's TF broadcaster, for its registry of claimed frames, once a plugin
+        made it (none is made here: a world without TF plugins has no /tf publishers)."""
+        if self._registry is None:
+            self._registry = existing_broadcaster(self._node)
 
     def _index(self, name: str, frames: Iterable[str]) -> None:
         for frame in frames:
@@ -943,9 +876,8 @@ class DebugVisualization:
     def on_model_added(self, model: Model) -> None:
         """Draw the model on its topic (created, or its parked one taken back) and, at the next
         refresh, on the all-models topic."""
-        plugins = self._world.plugins.plugins_of(model)
-        self._find_registry(plugins)
-        claimed = self._config_claims.add(model.name, plugins)
+        self._find_registry()
+        claimed = self._frames_claimed_by(model)
         locked, frames = self._lock_state(model)
         parked = self._parked.pop(model.name, None) or self._retiring.pop(model.name, None)
         if parked is not None:
@@ -981,7 +913,7 @@ class DebugVisualization:
         self._moving.pop(model.name, None)
         self._unindex(model.name, entry.frames)
         self._frames_changed.update(entry.frames)
-        self._frames_changed.update(self._config_claims.remove(model.name))
+        self._frames_changed.update(entry.claimed)
         self._bury(model.name, range(len(entry.markers.items)))
         publisher = entry.publisher
         publisher.publish(self._delete_all)

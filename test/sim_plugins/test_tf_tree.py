@@ -16,7 +16,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
 
 from sim_msgs.srv import DeleteModel, SpawnModel
-from sim_plugins.tf_broadcast import TfBroadcaster, broadcaster_for
+from sim_server.ros.tf_broadcast import TfBroadcaster, broadcaster_for
 from test.conftest import REPO_ROOT
 from test.ros.conftest import Harness
 

@@ -136,6 +136,10 @@ class TfBroadcaster:
         """``{owner: (parent, static)}`` of every live claim on ``child`` (a copy)."""
         return dict(self._claims.get(child, {}))
 
+    def frames_of(self, owner: str) -> list[str]:
+        """The child frames ``owner`` claims now."""
+        return list(self._owned.get(owner, ()))
+
     @property
     def claimed_frames(self) -> list[str]:
         """Every child frame some owner claims now."""
@@ -220,6 +224,11 @@ class TfBroadcaster:
 
 
 _BROADCASTERS: "weakref.WeakKeyDictionary[Node, TfBroadcaster]" = weakref.WeakKeyDictionary()
+
+
+def existing_broadcaster(node: Node) -> TfBroadcaster | None:
+    """The node's TF broadcaster if a plugin made one, else None (nothing is created)."""
+    return _BROADCASTERS.get(node)
 
 
 def broadcaster_for(node: Node) -> TfBroadcaster:
