@@ -94,6 +94,14 @@ def ros2(tools_env: dict[str, str], command: str, cwd: Path = REPO_ROOT, timeout
     return result.stdout
 
 
+def run_to_end(tools_env: dict[str, str], command: str) -> tuple[int, str]:
+    """Run a shell command line that ends by itself; its exit code and output (both streams)."""
+    result = subprocess.run(
+        ["bash", "-c", command], env=tools_env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=PATIENCE
+    )
+    return result.returncode, result.stdout + result.stderr
+
+
 class Launched:
     """A command started in its own process group, as from a terminal, its output in a file."""
 
@@ -294,8 +302,8 @@ def test_readme_launch_commands_work_verbatim(tools_env: dict[str, str], tmp_pat
             assert "'enable_levels'" in ros2(tools_env, command[len("ros2 "):])
             continue
         if "use_rviz:=true" in command and not shutil.which("rviz2"):
-            result = subprocess.run(["bash", "-c", command], env=tools_env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=PATIENCE)
-            assert result.returncode == 1 and "rviz2 is not installed" in result.stdout + result.stderr
+            code, output = run_to_end(tools_env, command)
+            assert code == 1 and "rviz2 is not installed" in output
             continue
         server = Launched(tools_env, command, tmp_path / f"readme-{number}.log")
         try:
@@ -335,15 +343,8 @@ def test_ros2_run_and_ctrl_c(tools_env: dict[str, str], tmp_path: Path) -> None:
 def test_use_rviz_problems_start_nothing(tools_env: dict[str, str], argument: str, complaint: str) -> None:
     if shutil.which("rviz2"):
         pytest.skip("rviz2 is installed here")
-    result = subprocess.run(
-        ["bash", "-c", f"ros2 launch sim_server server.launch.py {argument}"],
-        env=tools_env,
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
+    code, output = run_to_end(tools_env, f"ros2 launch sim_server server.launch.py {argument}")
+    assert code != 0
     errors = [line for line in output.splitlines() if "ERROR" in line]
     assert len(errors) == 1 and complaint in errors[0], output
     assert "process started" not in output and "Traceback" not in output
@@ -389,14 +390,7 @@ def test_use_rviz_opens_a_configuration_made_for_the_world(tools_env: dict[str, 
 def test_launch_with_a_broken_world_ends_with_the_error(tools_env: dict[str, str], tmp_path: Path) -> None:
     world = tmp_path / "world.yaml"
     world.write_text("properties: {}\nlayers: [{name: 2d, map: missing.yaml}]\n")
-    result = subprocess.run(
-        ["bash", "-c", f"ros2 launch sim_server server.launch.py world_path:={world}"],
-        env=tools_env,
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE,
-    )
-    output = result.stdout + result.stderr
+    _, output = run_to_end(tools_env, f"ros2 launch sim_server server.launch.py world_path:={world}")
     assert "Traceback" not in output
     error = [line for line in output.splitlines() if "sim_server: error:" in line]
     assert len(error) == 1 and str(world) in error[0] and "missing.yaml" in error[0], output
