@@ -8,28 +8,41 @@ cache (:func:`sim_server.core.raycast.warm_up`; logged when it takes over a seco
 first run after an install), before the first step: no step compiles it, not the first scan of
 a world's laser, nor that of a laser spawned later.
 
-Signals: SIGINT and SIGTERM are handled here, not by rclpy. While the ray caster compiles or the
-world loads they abort the start; once the loop runs they ask it to stop at the end of its tick.
+Signals: SIGINT and SIGTERM are handled here, not by rclpy. While Python imports the server they
+end the process at once (exit 0); while the ray caster compiles or the world loads they abort the
+start; once the loop runs they ask it to stop at the end of its tick.
 Then plugins, the world and the node's publishers are destroyed while the ROS context is still
 valid, and only then is the context shut down, so nothing touches rclpy after it is gone.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from types import FrameType
-
-import rclpy
-from rclpy.executors import ExternalShutdownException
-from rclpy.signals import SignalHandlerOptions
-
-from sim_server.core.errors import SimError
 
 EXIT_OK = 0
 EXIT_CONFIG_ERROR = 1
 #: The signals that end the server cleanly.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _exit_at_once(signum: int, frame: FrameType | None) -> None:
+    """A stop signal while the process still imports rclpy, numba and the server (a second or
+    two): nothing runs yet, so end now, without a KeyboardInterrupt traceback."""
+    os._exit(EXIT_OK)
+
+
+if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "sim_server":  # not when imported by tests
+    for _signum in STOP_SIGNALS:
+        signal.signal(_signum, _exit_at_once)
+
+import rclpy  # noqa: E402 (after the handlers above)
+from rclpy.executors import ExternalShutdownException  # noqa: E402
+from rclpy.signals import SignalHandlerOptions  # noqa: E402
+
+from sim_server.core.errors import SimError  # noqa: E402
 
 
 class _Interrupted(BaseException):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -70,3 +71,26 @@ def test_signals_end_the_server_with_exit_0_and_no_traceback(signum: int, world:
     output = "".join(lines) + rest
     assert process.returncode == 0, output
     assert "Traceback" not in output and "Error" not in output, output
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8, 1.5, 3.0])
+def test_a_signal_at_any_moment_of_the_start_ends_it_with_exit_0(delay: float) -> None:
+    """Whatever the server is doing (importing rclpy and numba, loading the world, compiling or
+    loading the ray caster, running), Ctrl-C ends it cleanly; the delays land in those phases on
+    this machine, and any phase must give the same outcome."""
+    world_path = REPO_ROOT / "config" / "worlds" / "demo" / "world.yaml"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sim_server", "--ros-args", "-p", f"world_path:={world_path}"],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        time.sleep(delay)  # not a timing assert: only where the signal lands varies
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
