@@ -152,6 +152,16 @@ def _bot_position(tools_env: dict[str, str]) -> tuple[float, float]:
     return _position(ros2(tools_env, "topic echo --once --field pose.pose.position /bot/odometry/ground_truth"))
 
 
+def _clock_advances(tools_env: dict[str, str]) -> bool:
+    def now() -> tuple[str, str]:
+        echoed = ros2(tools_env, "topic echo --once --field clock /clock")
+        found = re.search(r"^sec: (\d+)\s+^nanosec: (\d+)", echoed, re.M)
+        assert found, echoed
+        return found.group(1), found.group(2)
+
+    return now() != now()
+
+
 PARAMETERS = {
     "update_rate": 400.0,
     "step_size": 0.004,
@@ -330,10 +340,21 @@ def test_ros2_run_and_ctrl_c(tools_env: dict[str, str], tmp_path: Path) -> None:
         server.wait_for("services: /spawn_model")
         wait_for_node(tools_env)
         assert "/clock" in ros2(tools_env, "topic list").split()
+        # A long step_world is running when Ctrl-C comes: its caller gets an answer.
+        ros2(tools_env, "service call /pause std_srvs/srv/Empty")
+        caller = Launched(tools_env, "ros2 service call /step_world sim_msgs/srv/StepWorld \"{steps: 10000000}\"",
+                          tmp_path / "step_world.log")
+        caller.wait_for("requester: making request")
+        deadline = time.monotonic() + PATIENCE
+        while not _clock_advances(tools_env):  # paused: only the request's steps move the clock
+            assert time.monotonic() < deadline, "step_world did not start"
     finally:
         code = server.interrupt()
     assert code == 0, server.output()
     assert "Traceback" not in server.output()
+    assert caller.process.wait(timeout=PATIENCE) == 0
+    caller.close()
+    assert "success=False" in caller.output() and "the server is shutting down" in caller.output(), caller.output()
 
 
 @pytest.mark.parametrize(

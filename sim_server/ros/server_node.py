@@ -50,6 +50,8 @@ FAST_MODE_SERVICE_PERIOD = 0.005
 MAX_SERVICE_SHARE = 0.1
 #: Wall seconds the loop waits for callbacks per tick while paused.
 PAUSED_TICK = 0.02
+#: Wall seconds the stopping server keeps serving, to send the answers of aborted step_world requests.
+SHUTDOWN_ANSWER_TIME = 0.2
 #: Most callbacks served in one go, so a flood of requests cannot stall the simulation.
 MAX_CALLBACKS_PER_TICK = 100
 
@@ -232,8 +234,9 @@ class SimServerNode(Node):
         except (ExternalShutdownException, ShutdownException):
             pass
         finally:
-            if self._stop_requested:
-                self.world_control.abort_queued_steps("the server is shutting down")
+            if self._stop_requested and self.world_control.abort_queued_steps("the server is shutting down"):
+                # Send those answers before the node goes.
+                self._serve_until(executor, time.monotonic() + SHUTDOWN_ANSWER_TIME)
             if own_executor:
                 executor.remove_node(self)
                 executor.shutdown(timeout_sec=0)

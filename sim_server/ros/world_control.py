@@ -131,10 +131,13 @@ class WorldControl:
             queue.popleft()
             queued.future.set_result(None)
 
-    def abort_queued_steps(self, reason: str) -> None:
-        """Answer every queued step_world request with ``reason`` (the world was resumed, ...)."""
+    def abort_queued_steps(self, reason: str) -> int:
+        """Answer every queued step_world request with ``reason`` (the world was resumed, ...);
+        the answers go out when callbacks are served next. Returns how many were answered."""
+        count = len(self._queued)
         while self._queued:
             self._queued.popleft().future.set_result(reason)
+        return count
 
     def _reset_world(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
         def reset() -> str:

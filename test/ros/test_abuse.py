@@ -133,7 +133,10 @@ def test_step_world_refuses_huge_and_queued_steps_do_not_block(demo: Harness) ->
     demo.run_until(lambda: demo.server.world_control.stepping, "the second request queued")
     demo.server.request_stop()
     demo.server.run(demo.executor)  # returns: the loop noticed the stop
-    assert not demo.server.world_control.stepping and not another.done()
+    assert not demo.server.world_control.stepping
+    # ... and answered the request before it returned.
+    demo.run_until(another.done, "the answer of the request cut short by the shutdown")
+    assert not another.result().success and "the server is shutting down" in another.result().message
 
 
 def _rss() -> int:
