@@ -11,8 +11,9 @@ table; the list comes from ``sim_server.ros.parameter_spec``), plus:
         (its layers, models, TF, a LaserScan display per laser, a view that fits the map).
 
 Values are handed to the node as typed by the user (YAML-parsed), so the node's own checks
-name any wrong value. The node stopping (Ctrl-C, an error in the world file) ends the launch;
-closing RViz does not stop the simulation.
+name any wrong value. The node stopping ends the launch: with exit code 0 after Ctrl-C, 1 after an
+error (in the world file, say; the node prints it in one line). Closing RViz does not stop the
+simulation.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import tempfile
 
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
 from launch import LaunchContext, LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
+from launch.event_handlers import OnProcessExit
+from launch.events.process import ProcessExited
 from launch.substitutions import LaunchConfiguration, TextSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
@@ -107,9 +110,16 @@ def _start_nodes(context: LaunchContext) -> list:
         output="screen",
         emulate_tty=True,
         parameters=[parameters],
-        on_exit=Shutdown(reason="sim_server stopped"),
     )
-    return [server] + ([rviz] if rviz is not None else [])
+    ended = RegisterEventHandler(OnProcessExit(target_action=server, on_exit=_server_ended))
+    return [ended, server] + ([rviz] if rviz is not None else [])
+
+
+def _server_ended(event: ProcessExited, context: LaunchContext) -> list:
+    """End the launch with the server; with exit code 1 when the server failed (it said why)."""
+    if event.returncode is not None and event.returncode > 0:
+        raise LaunchArgumentError(f"sim_server failed (exit code {event.returncode}): see its error above")
+    return [Shutdown(reason="sim_server stopped")]
 
 
 def _flag(value: str, name: str) -> bool:

@@ -411,7 +411,8 @@ def test_use_rviz_opens_a_configuration_made_for_the_world(tools_env: dict[str, 
 def test_launch_with_a_broken_world_ends_with_the_error(tools_env: dict[str, str], tmp_path: Path) -> None:
     world = tmp_path / "world.yaml"
     world.write_text("properties: {}\nlayers: [{name: 2d, map: missing.yaml}]\n")
-    _, output = run_to_end(tools_env, f"ros2 launch sim_server server.launch.py world_path:={world}")
+    code, output = run_to_end(tools_env, f"ros2 launch sim_server server.launch.py world_path:={world}")
+    assert code == 1, output
     assert "Traceback" not in output
     error = [line for line in output.splitlines() if "sim_server: error:" in line]
     assert len(error) == 1 and str(world) in error[0] and "missing.yaml" in error[0], output
