@@ -59,7 +59,8 @@ def read_bytes(path: Path, what: str, max_bytes: int) -> bytes:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise ConfigError(f'{what} "{shown}" does not exist') from None
+        where = "" if Path(path).is_absolute() else f" (relative to the working directory {shown_path(os.getcwd())})"
+        raise ConfigError(f'{what} "{shown}" does not exist{where}') from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise ConfigError(f'{what} "{shown}" cannot be read: {_reason(exc)}') from None
     if not stat.S_ISREG(info.st_mode):

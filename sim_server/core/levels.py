@@ -218,9 +218,9 @@ class LevelManager:
         if changed_layers:
             self.world.layers_changed(list(changed_layers.values()))
         for level in unloaded:
-            LOGGER.info("Unloaded level [%s]", level.name)
+            LOGGER.info('unloaded level "%s"', level.name)
         for level in loaded:
-            LOGGER.info("Loaded level [%s]", level.name)
+            LOGGER.info('loaded level "%s"', level.name)
         for listener in list(self.listeners):
             listener([level.name for level in loaded], [level.name for level in unloaded])
 

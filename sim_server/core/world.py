@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Protocol
 from Box2D import b2
 
 from sim_server.core import limits, raycast
+from sim_server.core.bounded_read import shown_path
 from sim_server.core.collision_filter import CollisionFilterRegistry
 from sim_server.core.entity_names import model_name_problem, namespace_problem
 from sim_server.core.errors import ConfigError, EntityError, RequestError
@@ -274,9 +275,15 @@ class World:
         if "\0" in str(model_path):
             raise RequestError("model path must not contain a NUL character")
         path = Path(model_path).expanduser()
-        if not path.is_absolute():
+        relative = not path.is_absolute()
+        if relative:
             path = self.spec.path.parent / path
         self._check_new_model(name, namespace, pose)
+        if relative and not path.exists():
+            raise ConfigError(
+                f'model file "{shown_path(path)}" does not exist (a relative path resolves against the '
+                "world file's folder)"
+            )
         return self.add_model(load_model_file(path, self.preprocessor), name, namespace, pose)
 
     def model(self, name: str) -> Model:

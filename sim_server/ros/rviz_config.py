@@ -495,6 +495,10 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+#: Permissions of the written .rviz files (rw-r--r--).
+CONFIG_FILE_MODE = 0o644
+
+
 def write_rviz_config(
     world_path: str,
     out_path: str,
@@ -506,7 +510,8 @@ def write_rviz_config(
 
     Args:
         world_path: the world YAML file.
-        out_path: the ``.rviz`` file to write (its folder is created; written atomically).
+        out_path: the ``.rviz`` file to write (into an existing folder; written atomically,
+            readable by all, as RViz itself writes its files).
         node_name: the server node's name (its topics are ``<namespace>/<node_name>/...``).
         namespace: the server node's namespace ("" or "/" for none).
         options: ``parameters`` (a mapping of values for the world's ``param()``), ``width``,
@@ -530,12 +535,22 @@ def write_rviz_config(
             " draws 2-pixel lines.",
         )
         out = Path(out_path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+        if out.is_dir():
+            raise ConfigError(f'"{out_path}" is a directory: name the .rviz file to write')
+        if not out.parent.is_dir():
+            raise ConfigError(f'cannot write "{out_path}": folder "{out.parent}" does not exist')
         try:
+            handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+        except OSError as exc:
+            raise ConfigError(f'cannot write "{out_path}": {exc.strerror}') from None
+        try:
+            os.fchmod(handle, CONFIG_FILE_MODE)  # mkstemp makes it private
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
                 stream.write(text)
             os.replace(temporary, out)
+        except OSError as exc:
+            Path(temporary).unlink(missing_ok=True)
+            raise ConfigError(f'cannot write "{out_path}": {exc.strerror}') from None
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
@@ -577,6 +592,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"rviz_config: error: {exc}", file=sys.stderr)
         return 1
+    print(f"wrote {args.out}")
     return 0
 
 

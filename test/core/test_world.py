@@ -72,6 +72,16 @@ def test_spawn_missing_file_names_the_path(world: World) -> None:
     assert "ghost" not in world.models and world.physics.bodyCount == bodies_before
 
 
+def test_missing_relative_paths_say_what_they_resolve_against(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ConfigError, match="a relative path resolves against the world file's folder"):
+        world.spawn_model("nested/nope.model.yaml", "x")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=f"relative to the working directory {tmp_path}"):
+        World.from_file("config/worlds/nope/world.yaml")
+
+
 def test_spawn_duplicate_name_fails(world: World) -> None:
     with pytest.raises(EntityError, match='model with name "turtlebot1" already exists'):
         world.spawn_model("person.model.yaml", "turtlebot1")

@@ -70,8 +70,9 @@ def map_extent(world_path: Path) -> Extent:
 @pytest.mark.parametrize("namespace", ["", "/fleet/a"])
 @pytest.mark.parametrize("world_path", WORLDS, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")
 def test_a_scan_display_per_laser_on_the_topic_the_server_publishes(ros_context, tmp_path, world_path, namespace) -> None:
-    out = tmp_path / "nested" / "world.rviz"
+    out = tmp_path / "world.rviz"
     write_rviz_config(str(world_path), str(out), "sim", namespace)
+    assert out.stat().st_mode & 0o777 == 0o644
     text = out.read_text()
     assert text.startswith("# ")
     config = yaml.safe_load(text)
@@ -162,7 +163,8 @@ def test_errors_are_one_line(tmp_path) -> None:
     broken = tmp_path / "world.yaml"
     broken.write_text("properties: {}\nlayers:\n  - {name: w, map: missing.yaml}\n")
     for world, out in ((tmp_path / "nothing.yaml", tmp_path / "a.rviz"), (broken, tmp_path / "b.rviz"),
-                       (DEMO_WORLD, tmp_path)):  # the output is a folder
+                       (DEMO_WORLD, tmp_path),  # the output is a folder
+                       (DEMO_WORLD, tmp_path / "no_such_folder" / "d.rviz")):
         with pytest.raises(ConfigError) as raised:
             write_rviz_config(str(world), str(out))
         message = str(raised.value)
@@ -178,7 +180,7 @@ def test_command_line(tmp_path) -> None:
         [sys.executable, "-m", "sim_server.ros.rviz_config", str(DEMO_WORLD), str(out), "--namespace", "/sim"],
         capture_output=True, text=True, cwd=REPO_ROOT,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0 and done.stdout == f"wrote {out}\n", done.stderr
     config = yaml.safe_load(out.read_text())
     assert [d["Topic"]["Value"] for d in displays(config, "LaserScan")] == ["/sim/scan"]
     failed = subprocess.run(
