@@ -13,6 +13,7 @@ This is the in-process API of the simulator; the ROS node is a thin layer over i
 from __future__ import annotations
 
 import gc
+import os
 import logging
 from dataclasses import dataclass
 from time import time as wall_clock
@@ -279,7 +280,7 @@ class World:
         if relative:
             path = self.spec.path.parent / path
         self._check_new_model(name, namespace, pose)
-        if relative and not path.exists():
+        if relative and not os.path.exists(path):  # False also for paths the OS refuses (too long)
             raise ConfigError(
                 f'model file "{shown_path(path)}" does not exist (a relative path resolves against the '
                 "world file's folder)"
