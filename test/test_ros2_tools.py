@@ -165,6 +165,7 @@ def _clock_advances(tools_env: dict[str, str]) -> bool:
 PARAMETERS = {
     "update_rate": 400.0,
     "step_size": 0.004,
+    "clock_pub_rate": 500.0,
     "show_viz": True,
     "viz_pub_rate": 10.0,
     "marker_line_width": 0.07,

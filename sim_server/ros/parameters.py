@@ -33,6 +33,7 @@ class ServerParameters:
         world_path: world file to load.
         update_rate: steps per second of wall time (Hz); 0 = as fast as possible.
         step_size: sim time per physics step (s).
+        clock_pub_rate: most /clock messages per wall second (Hz); 0 = every step.
         show_viz: publish debug markers for RViz.
         viz_pub_rate: how often model markers are refreshed (Hz, wall time).
         marker_line_width: width of the debug markers' lines (m).
@@ -45,6 +46,7 @@ class ServerParameters:
     world_path: str
     update_rate: float
     step_size: float
+    clock_pub_rate: float
     show_viz: bool
     viz_pub_rate: float
     marker_line_width: float
@@ -84,6 +86,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         world_path=world_path,
         update_rate=_number(node, "update_rate"),
         step_size=_number(node, "step_size"),
+        clock_pub_rate=_number(node, "clock_pub_rate"),
         show_viz=_boolean(node, "show_viz"),
         viz_pub_rate=_number(node, "viz_pub_rate"),
         marker_line_width=_number(node, "marker_line_width"),

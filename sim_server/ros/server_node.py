@@ -93,6 +93,12 @@ class SimServerNode(Node):
             raise
         self._clock_publisher = self.create_publisher(Clock, "/clock", 10)
         self._clock_listened = SubscriberCheck(self._clock_publisher)
+        #: Wall seconds between /clock messages at least (0: every step), the earliest time of
+        #: the next, and whether a step's time is still unpublished.
+        self._clock_period = 1.0 / self.params.clock_pub_rate if self.params.clock_pub_rate else 0.0
+        self._next_clock = 0.0
+        self._clock_pending = False
+        self._clock_wall: Callable[[], float] = time.monotonic  # the throttle's clock (tests replace it)
         self.world.after_step_hooks.insert(0, self._publish_clock)
         self.world.time.paused = self.params.start_paused
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
@@ -138,9 +144,26 @@ class SimServerNode(Node):
 
     # ------------------------------------------------------------------ per-step work
     def _publish_clock(self, timekeeper: TimeKeeper) -> None:
+        """After each step: publish the sim time on /clock, at most ``clock_pub_rate`` times a
+        wall second (a step in between leaves it pending for :meth:`_flush_clock`)."""
         if not self._clock_listened():
             return  # nobody follows sim time yet: a subscriber gets the next step's
+        if self._clock_period:
+            now = self._clock_wall()
+            if now < self._next_clock:
+                self._clock_pending = True
+                return
+            self._next_clock = now + self._clock_period
+        self._clock_pending = False
         self._clock_publisher.publish(clock_cdr(timekeeper.time_ns))
+
+    def _flush_clock(self) -> None:
+        """Publish the latest sim time if a step left it unpublished (before services answer,
+        and when the world pauses or stops, followers must see where it is)."""
+        if self._clock_pending:
+            self._clock_pending = False
+            self._next_clock = self._clock_wall() + self._clock_period
+            self._clock_publisher.publish(clock_cdr(self.world.time.time_ns))
 
     def _on_pause_changed(self, paused: bool) -> None:
         self.get_logger().info("simulation paused" if paused else "simulation resumed")
@@ -234,6 +257,7 @@ class SimServerNode(Node):
         except (ExternalShutdownException, ShutdownException):
             pass
         finally:
+            self._flush_clock()
             if self._stop_requested and self.world_control.abort_queued_steps("the server is shutting down"):
                 # Send those answers before the node goes.
                 self._serve_until(executor, time.monotonic() + SHUTDOWN_ANSWER_TIME)
@@ -246,6 +270,7 @@ class SimServerNode(Node):
 
         The first poll does not wait; its duration updates the measured cost of polling.
         """
+        self._flush_clock()
         served_late = 0
         first = True
         served: set[Any] = set()  # the handlers run, kept so that identities stay unique

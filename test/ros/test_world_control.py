@@ -35,13 +35,35 @@ def test_step_world_advances_exactly_n_steps(paused: Harness) -> None:
     response = paused.call(StepWorld, "/step_world", StepWorld.Request(steps=7))
     assert response.success, response.message
     assert paused.server.world.time.time_ns == 7 * 10_000_000 and paused.server.world.time.iterations == 7
-    paused.run_until(lambda: len(clocks) >= 7, "7 clock messages")
-    assert clocks[-7:] == [k * 10_000_000 for k in range(1, 8)]
+    # /clock shows where the world stopped (at most clock_pub_rate messages a wall second, so
+    # steps in between may go unpublished; see test_clock_pub_rate_0_publishes_every_step).
+    paused.run_until(lambda: clocks and clocks[-1] == 7 * 10_000_000, "the clock of the last step")
+    assert clocks == sorted(set(clocks)) and all(t % 10_000_000 == 0 for t in clocks)
     zero = paused.call(StepWorld, "/step_world", StepWorld.Request(steps=0))
     assert not zero.success and "at least 1" in zero.message
     paused.call(Empty, "/resume", Empty.Request())
     running = paused.call(StepWorld, "/step_world", StepWorld.Request(steps=3))
     assert not running.success and "the world is running" in running.message
+
+
+@pytest.mark.parametrize("rate", [0.0, 1000.0])
+def test_clock_pub_rate_0_publishes_every_step(ros_context, rate: float) -> None:
+    harness = Harness(ros_context, SIMPLE, start_paused=True, step_size=0.01, clock_pub_rate=rate)
+    try:
+        clocks: list[int] = []
+        harness.client.create_subscription(
+            Clock, "/clock", lambda m: clocks.append(m.clock.sec * 10**9 + m.clock.nanosec), 1000
+        )
+        harness.server._clock_wall = lambda: 0.0  # wall time stands still: only flushes publish
+        harness.run_until(lambda: harness.server._clock_listened(), "the /clock subscriber seen")
+        assert harness.call(StepWorld, "/step_world", StepWorld.Request(steps=200)).success
+        harness.run_until(lambda: clocks and clocks[-1] == 200 * 10_000_000, "the clock of the last step")
+        if rate == 0.0:
+            assert clocks == [k * 10_000_000 for k in range(1, 201)]
+        else:  # the first step's clock, then one at the end of each 50 ms slice of steps
+            assert clocks[0] == 10_000_000 and clocks == sorted(set(clocks)) and len(clocks) < 200
+    finally:
+        harness.close()
 
 
 def test_reset_world_restores_models_and_time(paused: Harness) -> None:
