@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # Run a command inside the project environment.
 IN_ENV = source env.sh &&
 
-.PHONY: setup ros2-tools test demo run bench profile clean distclean
+.PHONY: setup ros2-tools test demo run bench bench-reference profile clean distclean
 
 setup:
 	bash tools/setup_env.sh
@@ -35,6 +35,13 @@ run: setup
 # three times (medians) and scales to 1,000 robots.
 bench: setup
 	$(IN_ENV) python -m bench $(if $(FULL),--repeats 3,--quick)
+
+# Side by side with the C++ reference (Flatland), interleaved on identical worlds; ratios go to
+# bench/results/reference-<time>.json and .png.  SCENARIOS="bench office multi20", REPEATS=3;
+# BUILD_REFERENCE=1 builds the reference first where it is missing.  See tools/bench_reference.sh.
+bench-reference: setup
+	SCENARIOS="$(or $(SCENARIOS),bench office multi20)" REPEATS="$(or $(REPEATS),3)" \
+		BUILD_REFERENCE="$(BUILD_REFERENCE)" bash tools/bench_reference.sh
 
 # `make profile` writes cProfile reports of the hot scenarios to bench/profiles/ (kept in git).
 profile: setup
