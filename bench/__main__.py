@@ -25,8 +25,9 @@ Scenarios:
 
 Figures go to a table, a list of the issue tracker's targets (met or not) and to
 ``bench/results/<timestamp>.json`` with a picture beside it (``.png``: the targets' margins, the
-cost per robot, and the main targets over the earlier results in the folder). Reference figures
-(Flatland C++ on this machine kind, from the issue tracker) are printed beside ours as ratios.
+cost per robot, and the main targets over the earlier results in the folder). Comparisons with
+the C++ reference come only from side-by-side runs (``make bench-reference``, :mod:`bench.reference`):
+the latest one's table is printed after ours.
 """
 
 from __future__ import annotations
@@ -54,7 +55,6 @@ BENCHMARK_WORLD = Path(__file__).resolve().parent / "worlds" / "benchmark_world"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 STEP_SIZE = 0.005
 #: Flatland (C++) on this machine kind: benchmark scene and office with the laser idle (x real time).
-REFERENCE_RTF = {"benchmark_world": 13.0, "office, laser idle": 58.0}
 #: A 270-degree, 1081-beam scan as the cleaner's.
 SCAN_BEAMS = 1081
 SCAN_RANGE = 20.0
@@ -196,6 +196,19 @@ def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
     return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
 
+
+def print_latest_side_by_side() -> None:
+    """The table of the newest ``make bench-reference`` summary, if there is one."""
+    summaries = sorted(RESULTS_DIR.glob("reference-*.json"))
+    if not summaries:
+        print("\nside by side with Flatland C++: none yet (make bench-reference)")
+        return
+    from bench.reference import table
+
+    record = json.loads(summaries[-1].read_text())
+    print(f"\nside by side with Flatland C++ ({summaries[-1].name}, {record['date']}):")
+    print(table(record["scenarios"]))
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="sim_server benchmarks")
     parser.add_argument("--repeats", type=int, default=3, help="runs per scenario (medians are reported)")
@@ -227,13 +240,12 @@ def main(argv: list[str] | None = None) -> int:
         laser[key] = max(run[key] for run in laser_runs)  # correctness: the worst run counts
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
-    header = f"{'scenario':26} {'RTF':>8} {'vs C++':>7} {'ms/step':>9} {'steps/s':>9} {'startup s':>9}"
+    header = f"{'scenario':26} {'RTF':>8} {'ms/step':>9} {'steps/s':>9} {'startup s':>9}"
     print(header)
     print("-" * len(header))
     for name, m in medians.items():
-        reference = REFERENCE_RTF.get(name)
-        ratio = f"{m['rtf'] / reference:6.2f}x" if reference else "      -"
-        print(f"{name:26} {m['rtf']:8.1f} {ratio} {m['ms_per_step']:9.4f} {m['steps_per_s']:9.0f} {m['startup_s']:9.3f}")
+        print(f"{name:26} {m['rtf']:8.1f} {m['ms_per_step']:9.4f} {m['steps_per_s']:9.0f} {m['startup_s']:9.3f}")
+    print_latest_side_by_side()
     print(
         f"\nlaser, office map, {SCAN_BEAMS} beams: {laser['beams_per_s'] / 1e6:.2f} M beams/s "
         f"({laser['ms_per_scan']:.3f} ms/scan); per-beam Box2D ray cast: {laser['box2d_beams_per_s'] / 1e3:.0f} k beams/s "
@@ -280,7 +292,6 @@ def main(argv: list[str] | None = None) -> int:
         "levels": levels,
         "scale": scale,
         "level_runs": level_runs,
-        "reference_rtf": REFERENCE_RTF,
         "peak_rss_mib": peak_rss_mib,
     }
     print("\ntargets")
