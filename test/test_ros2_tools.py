@@ -148,8 +148,8 @@ def _position(echoed: str) -> tuple[float, float]:
     return float(values["x"]), float(values["y"])
 
 
-def _bot_position(tools_env: dict[str, str]) -> tuple[float, float]:
-    return _position(ros2(tools_env, "topic echo --once --field pose.pose.position /bot/odometry/ground_truth"))
+def _odometry_position(tools_env: dict[str, str], namespace: str) -> tuple[float, float]:
+    return _position(ros2(tools_env, f"topic echo --once --field pose.pose.position /{namespace}/odometry/ground_truth"))
 
 
 def _clock_advances(tools_env: dict[str, str]) -> bool:
@@ -208,39 +208,39 @@ def test_every_launch_argument_reaches_the_node(tools_env: dict[str, str], launc
     assert ros2(tools_env, "param get /sim_server seed").strip() == "Integer value is: 7"
 
 
-def test_readme_service_calls_and_topics(tools_env: dict[str, str], launched: Launched) -> None:
-    # The README's spawn call names the model file relative to the world's folder.
+def test_service_calls_and_topics(tools_env: dict[str, str], launched: Launched) -> None:
+    # The model file is named relative to the world's folder (as in the README).
     spawned = ros2(
         tools_env,
         "service call /spawn_model sim_msgs/srv/SpawnModel "
-        "\"{yaml_path: 'turtlebot.model.yaml', name: 'bot', ns: 'bot', pose: {x: 2.0, y: 3.0, theta: 0.0}}\"",
+        "\"{yaml_path: 'turtlebot.model.yaml', name: 'rover', ns: 'rover', pose: {x: 2.0, y: 3.0, theta: 0.0}}\"",
     )
     assert "success=True" in spawned, spawned
     scan = yaml.safe_load(ros2(tools_env, "topic echo --once --no-arr /scan").split("---")[0])
     assert scan["header"]["frame_id"] and scan["range_max"] > 0
-    x0, y0 = _bot_position(tools_env)
+    x0, y0 = _odometry_position(tools_env, 'rover')
     assert (x0, y0) == pytest.approx((2.0, 3.0), abs=0.05)
 
     # Drive it: 30 commands at 10 Hz.
-    ros2(tools_env, "topic pub --times 30 --rate 10 -w 1 /bot/cmd_vel geometry_msgs/msg/Twist \"{linear: {x: 0.5}}\"")
-    x1, y1 = _bot_position(tools_env)
+    ros2(tools_env, "topic pub --times 30 --rate 10 -w 1 /rover/cmd_vel geometry_msgs/msg/Twist \"{linear: {x: 0.5}}\"")
+    x1, y1 = _odometry_position(tools_env, 'rover')
     assert x1 - x0 > 0.2, (x0, x1)
     # A drive keeps its last command (as in Flatland): stop it.
-    ros2(tools_env, "topic pub --times 3 --rate 10 -w 1 /bot/cmd_vel geometry_msgs/msg/Twist \"{}\"")
+    ros2(tools_env, "topic pub --times 3 --rate 10 -w 1 /rover/cmd_vel geometry_msgs/msg/Twist \"{}\"")
 
-    moved = ros2(tools_env, "service call /move_model sim_msgs/srv/MoveModel \"{name: 'bot', pose: {x: 5.0, y: -2.0, theta: 1.57}}\"")
+    moved = ros2(tools_env, "service call /move_model sim_msgs/srv/MoveModel \"{name: 'rover', pose: {x: 5.0, y: -2.0, theta: 1.57}}\"")
     assert "success=True" in moved, moved
-    assert _bot_position(tools_env) == pytest.approx((5.0, -2.0), abs=0.05)
+    assert _odometry_position(tools_env, 'rover') == pytest.approx((5.0, -2.0), abs=0.05)
 
     ros2(tools_env, "service call /pause std_srvs/srv/Empty")
     stepped = ros2(tools_env, "service call /step_world sim_msgs/srv/StepWorld \"{steps: 25}\"")
     assert "success=True" in stepped, stepped
     ros2(tools_env, "service call /resume std_srvs/srv/Empty")
 
-    deleted = ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'bot'}\"")
+    deleted = ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'rover'}\"")
     assert "success=True" in deleted, deleted
-    missing = ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'bot'}\"")
-    assert "success=False" in missing and 'model with name "bot" does not exist' in missing
+    missing = ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'rover'}\"")
+    assert "success=False" in missing and 'model with name "rover" does not exist' in missing
     assert "/sim_server/stats" in ros2(tools_env, "topic list").split()
 
 
@@ -248,17 +248,18 @@ def test_teleop_twist_keyboard_drives_a_robot(tools_env: dict[str, str], launche
     spawned = ros2(
         tools_env,
         "service call /spawn_model sim_msgs/srv/SpawnModel "
-        "\"{yaml_path: 'turtlebot.model.yaml', name: 'bot', ns: 'bot', pose: {x: 2.0, y: 3.0, theta: 0.0}}\"",
+        "\"{yaml_path: 'turtlebot.model.yaml', name: 'keyed', ns: 'keyed', pose: {x: 2.0, y: 3.0, theta: 0.0}}\"",
     )
     assert "success=True" in spawned, spawned
-    x0, _ = _bot_position(tools_env)
+    x0, _ = _odometry_position(tools_env, "keyed")
     # teleop reads keys from a terminal: give it one.
     leader, follower = os.openpty()
     # Raw from the start: teleop puts the terminal back as it found it between keys, and a
     # cooked terminal would turn the Ctrl-C below into a signal for nobody (no controlling tty).
     tty.setraw(follower)
+    os.set_blocking(leader, False)
     teleop = subprocess.Popen(
-        ["bash", "-c", "exec ros2 run teleop_twist_keyboard teleop_twist_keyboard --ros-args -r cmd_vel:=/bot/cmd_vel"],
+        ["bash", "-c", "exec ros2 run teleop_twist_keyboard teleop_twist_keyboard --ros-args -r cmd_vel:=/keyed/cmd_vel"],
         env=tools_env,
         stdin=follower,
         stdout=follower,
@@ -266,24 +267,43 @@ def test_teleop_twist_keyboard_drives_a_robot(tools_env: dict[str, str], launche
         start_new_session=True,
     )
     os.close(follower)
+    shown: list[bytes] = []
+
+    def screen() -> str:
+        """What teleop wrote so far (read off, so that a full terminal never blocks it)."""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except (BlockingIOError, OSError):
+                break
+            if not chunk:
+                break
+            shown.append(chunk)
+        return b"".join(shown).decode(errors="replace")
+
     try:
         deadline = time.monotonic() + PATIENCE
         x1 = x0
         while x1 - x0 <= 0.2:
-            assert teleop.poll() is None, "teleop_twist_keyboard exited"
-            assert time.monotonic() < deadline, "the robot did not move under teleop"
+            assert teleop.poll() is None, f"teleop_twist_keyboard exited:\n{screen()}"
+            assert time.monotonic() < deadline, f"the robot did not move under teleop:\n{screen()}"
             os.write(leader, b"i" * 10)  # forward, repeated as a held key
-            x1, _ = _bot_position(tools_env)
+            x1, _ = _odometry_position(tools_env, "keyed")
+            screen()
         os.write(leader, b"k")  # stop
         os.write(leader, b"\x03")  # Ctrl-C
-        assert teleop.wait(timeout=30) == 0
+        deadline = time.monotonic() + PATIENCE
+        while teleop.poll() is None:
+            assert time.monotonic() < deadline, f"teleop_twist_keyboard did not end on Ctrl-C:\n{screen()}"
+            screen()
+            time.sleep(0.1)
+        assert teleop.returncode == 0, screen()
     finally:
         if teleop.poll() is None:
             os.killpg(teleop.pid, signal.SIGKILL)
             teleop.wait()
         os.close(leader)
-    deleted = ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'bot'}\"")
-    assert "success=True" in deleted, deleted
+        ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'keyed'}\"")
 
 
 def readme_block(marker: str) -> list[str]:
