@@ -45,13 +45,15 @@ class LaunchArgumentError(RuntimeError):
 
 def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory(PACKAGE)
-    defaults = {"world_path": os.path.join(share, "config", "worlds", "demo", "world.yaml")}
+    defaults = {
+        "world_path": os.path.join(share, "config", "worlds", "demo", "world.yaml"),
+        "marker_line_width": "",  # the node's default, or one that suits the generated RViz view
+    }
     descriptions = {
         "marker_line_width": PARAMETERS_BY_NAME["marker_line_width"].description
         + f" Empty: {PARAMETERS_BY_NAME['marker_line_width'].launch_default()}, or with use_rviz a width "
         "that the generated view draws two pixels wide.",
     }
-    defaults["marker_line_width"] = ""
     declared = [
         DeclareLaunchArgument(
             spec.name,
@@ -142,7 +144,7 @@ def _rviz_config(given: str, world_path: str, arguments: dict[str, str]) -> str:
             raise LaunchArgumentError(f"rviz_config: no such file {given!r}")
         return given
     from sim_server.core.errors import SimError
-    from sim_server.ros.rviz_config import readable_line_width, write_rviz_config
+    from sim_server.ros.rviz_config import write_rviz_config
 
     world = os.path.abspath(world_path)
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -154,9 +156,9 @@ def _rviz_config(given: str, world_path: str, arguments: dict[str, str]) -> str:
     name = hashlib.sha256(world.encode()).hexdigest()[:16]
     out = os.path.join(folder, f"{os.path.splitext(os.path.basename(world))[0]}-{name}.rviz")
     try:
-        write_rviz_config(world, out, node_name=NODE_NAME)
-        if arguments["marker_line_width"] == "":
-            arguments["marker_line_width"] = f"{readable_line_width(world):.4g}"
+        readable = write_rviz_config(world, out, node_name=NODE_NAME)
     except (SimError, OSError) as error:
         raise LaunchArgumentError(str(error)) from None
+    if arguments["marker_line_width"] == "":
+        arguments["marker_line_width"] = f"{readable:.4g}"
     return out

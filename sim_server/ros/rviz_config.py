@@ -52,6 +52,7 @@ from sim_server.core.model_file import ModelSpec, load_model_file
 from sim_server.core.world_file import WorldSpec, load_world_file
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.yaml_reader import YamlReader, load_yaml_file, resolve_path
+from sim_server.ros.names import ALL_LAYERS_TOPIC, ALL_MODELS_TOPIC
 
 #: Default window size (pixels).
 WINDOW_WIDTH = 1400
@@ -347,7 +348,6 @@ def rviz_config(
     """The RViz configuration of a world as data (see :func:`write_rviz_config`)."""
     summary = summarize_world(world_path, node_name, namespace, parameters)
     view = fit_view(summary.extent, width, height)
-    private = expand_topic("~/debug", node_name, namespace)
     displays: list[dict[str, Any]] = [
         {
             "Class": "rviz_default_plugins/Grid",
@@ -377,13 +377,13 @@ def rviz_config(
             "Value": True,
         },
     ]
-    for name, topic in (("Layers", f"{private}/layers"), ("Models", f"{private}/models")):
+    for name, topic in (("Layers", ALL_LAYERS_TOPIC), ("Models", ALL_MODELS_TOPIC)):
         displays.append({
             "Class": "rviz_default_plugins/MarkerArray",
             "Enabled": True,
             "Name": name,
             "Namespaces": {},
-            "Topic": _topic(topic, "Transient Local", "Reliable", 1),
+            "Topic": _topic(expand_topic(topic, node_name, namespace), "Transient Local", "Reliable", 1),
             "Value": True,
         })
     lasers = [sensor for sensor in summary.sensors if sensor.kind == "laser"][:max_sensor_displays]
@@ -505,7 +505,7 @@ def write_rviz_config(
     node_name: str = "sim_server",
     namespace: str = "",
     **options: Any,
-) -> None:
+) -> float:
     """Write an RViz 2 configuration for the world file ``world_path`` to ``out_path``.
 
     Args:
@@ -518,6 +518,11 @@ def write_rviz_config(
             ``height`` (window size, pixels), ``max_sensor_displays``,
             ``enabled_sensor_displays``; see :func:`rviz_config`.
 
+    Returns:
+        The ``marker_line_width`` (m) that draws 2-pixel lines in the written view (as
+        :func:`readable_line_width` gives, for the scale as the file holds it; the world is not
+        read again).
+
     Raises:
         ConfigError: the world (or a file it names) cannot be read, or the file cannot be
             written; the message is one line.
@@ -526,12 +531,13 @@ def write_rviz_config(
         config = rviz_config(world_path, node_name, namespace, **options)
         node = expand_topic("~", node_name, namespace)
         scale = config["Visualization Manager"]["Views"]["Current"]["Scale"]
+        readable = line_width_for(scale)
         text = config_text(
             config,
             f"RViz 2 configuration for {world_path} (server node {node}), written by\n"
             "python -m sim_server.ros.rviz_config WORLD_YAML OUT.rviz: markers of every layer and model\n"
             "(MarkerArray namespaces toggle entities), the models' laser scans, the whole world in view.\n"
-            f"At this zoom ({scale:g} pixels per metre) the server's marker_line_width:={line_width_for(scale):.2g}"
+            f"At this zoom ({scale:g} pixels per metre) the server's marker_line_width:={readable:.2g}"
             " draws 2-pixel lines.",
         )
         out = Path(out_path)
@@ -558,6 +564,7 @@ def write_rviz_config(
         raise ConfigError(f"no RViz configuration for {world_path}: {_one_line(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - unknown options, unwritable paths, anything: one line
         raise ConfigError(f"no RViz configuration for {world_path}: {type(exc).__name__}: {_one_line(exc)}") from None
+    return readable
 
 
 def _parse_parameter(text: str) -> tuple[str, Any]:

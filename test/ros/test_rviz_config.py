@@ -71,7 +71,10 @@ def map_extent(world_path: Path) -> Extent:
 @pytest.mark.parametrize("world_path", WORLDS, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")
 def test_a_scan_display_per_laser_on_the_topic_the_server_publishes(ros_context, tmp_path, world_path, namespace) -> None:
     out = tmp_path / "world.rviz"
-    write_rviz_config(str(world_path), str(out), "sim", namespace)
+    # The width for the written view (whose scale the file holds rounded).
+    assert write_rviz_config(str(world_path), str(out), "sim", namespace) == pytest.approx(
+        readable_line_width(world_path), rel=1e-3
+    )
     assert out.stat().st_mode & 0o777 == 0o644
     text = out.read_text()
     assert text.startswith("# ")
