@@ -13,8 +13,8 @@ This is the in-process API of the simulator; the ROS node is a thin layer over i
 from __future__ import annotations
 
 import gc
-import os
 import logging
+import os
 from dataclasses import dataclass
 from time import time as wall_clock
 from pathlib import Path

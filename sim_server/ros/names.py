@@ -29,6 +29,9 @@ from __future__ import annotations
 import hashlib
 import re
 
+#: The debug marker topics of every layer and of every model (relative to the server node).
+ALL_LAYERS_TOPIC = "~/debug/layers"
+ALL_MODELS_TOPIC = "~/debug/models"
 #: Every run of characters that may not stand in a token (``_`` included, so runs collapse).
 _SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
 #: Hex digits of the name's hash used in tokens.

@@ -97,7 +97,7 @@ from sim_server.core.layer import Layer
 from sim_server.core.model import Model
 from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND
 from sim_server.core.world import World
-from sim_server.ros.names import TopicTokens
+from sim_server.ros.names import ALL_LAYERS_TOPIC, ALL_MODELS_TOPIC, TopicTokens
 from sim_server.ros.parameter_spec import DEFAULT_MARKER_LINE_WIDTH
 from sim_server.ros.subscriber_check import SubscriberCheck
 from sim_server.ros.tf_broadcast import existing_broadcaster
@@ -761,8 +761,8 @@ class DebugVisualization:
         self._delete_all = serialize_message(delete_all_markers())
         self._delete_all_item = self._wire.marker(delete_all_markers().markers[0])
         self._topic_list_publisher = node.create_publisher(DebugTopicList, "~/debug/topics", LATCHED_QOS)
-        self._layers_publisher = node.create_publisher(MarkerArray, "~/debug/layers", LATCHED_QOS)
-        self._models_publisher = node.create_publisher(MarkerArray, "~/debug/models", LATCHED_QOS)
+        self._layers_publisher = node.create_publisher(MarkerArray, ALL_LAYERS_TOPIC, LATCHED_QOS)
+        self._models_publisher = node.create_publisher(MarkerArray, ALL_MODELS_TOPIC, LATCHED_QOS)
         self._models_listened = SubscriberCheck(self._models_publisher)
         stamp_ns = clock_ns()
         for layer in world.layers:
