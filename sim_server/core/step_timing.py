@@ -70,6 +70,13 @@ class StepStatistics:
         if duration > self.maximum:
             self.maximum = duration
 
+    def add(self, count: int, total: float, maximum: float) -> None:
+        """Add ``count`` steps that took ``total`` seconds together, the longest ``maximum``."""
+        self.count += count
+        self.total += total
+        if maximum > self.maximum:
+            self.maximum = maximum
+
     @property
     def mean(self) -> float:
         """Mean step duration in seconds (0 without steps)."""
