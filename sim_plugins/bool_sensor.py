@@ -32,8 +32,11 @@ class BoolSensor(ModelPlugin):
         if self.context.ros_node is not None:
             from std_msgs.msg import Bool
 
-            self._message_type = Bool
+            from sim_server.ros.subscriber_check import SubscriberCheck
+
+            self._message = Bool()
             self._publisher = self.context.ros_node.create_publisher(Bool, self.context.topic(topic), 10)
+            self._listened = SubscriberCheck(self._publisher)
 
     def _counts(self, contact) -> bool:
         fixtures = self.split_contact(contact)
@@ -54,8 +57,9 @@ class BoolSensor(ModelPlugin):
         value = self.hit_something or self.contacts > 0
         self.hit_something = False
         self.last_value = value
-        if self._publisher is not None:
-            self._publisher.publish(self._message_type(data=value))
+        if self._publisher is not None and self._listened():
+            self._message.data = value
+            self._publisher.publish(self._message)
 
     def on_shutdown(self) -> None:
         if self._publisher is not None:

@@ -1,4 +1,4 @@
-"""Plugins through real ROS topics: scans, cmd_vel driving, odometry, GPS fixes and TF."""
+"""Plugins through real ROS topics: scans, cmd_vel driving, odometry, GPS fixes, contacts and TF."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import LaserScan, NavSatFix
+from std_msgs.msg import Bool
 from tf2_msgs.msg import TFMessage
 
-from test.conftest import PLUGIN_TESTS
+from sim_server.core import Pose2D
+from test.conftest import DEMO_WORLD, PLUGIN_TESTS
 from test.ros.conftest import Harness
 
 TF_STATIC_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -111,5 +113,25 @@ def test_gps_publishes_fixes(ros_context, tmp_path: Path) -> None:
         # 1 m east and 2 m north of (45 N, 75 W).
         assert fix.latitude == pytest.approx(45.0 + 2.0 / 111_132.0, abs=2e-7)
         assert fix.longitude == pytest.approx(-75.0 + 1.0 / (111_412.0 * math.cos(math.radians(45.0))), abs=2e-7)
+    finally:
+        harness.close()
+
+
+def test_bool_sensor_publishes_contacts(ros_context, tmp_path: Path) -> None:
+    harness = Harness(ros_context, DEMO_WORLD)
+    try:
+        world = harness.server.world
+        world.delete_model("walker1")  # it walks through the sensor now and then
+        (tmp_path / "box.model.yaml").write_text(
+            "bodies:\n  - name: box\n    type: static\n"
+            "    footprints: [{type: polygon, density: 1, points: [[-0.3, -0.3], [0.3, -0.3], [0.3, 0.3], [-0.3, 0.3]]}]\n"
+        )
+        world.spawn_model(tmp_path / "box.model.yaml", "box", pose=Pose2D(2.0, 2.0, 0.0))
+        values: list[bool] = []
+        harness.client.create_subscription(Bool, "/detector_out", lambda m: values.append(m.data), 10)
+        harness.run_until(lambda: len(values) >= 2, "two messages of the sensor alone")
+        assert not any(values)
+        world.move_model("sensor", Pose2D(2.0, 2.0, 0.0))
+        harness.run_until(lambda: len(values) >= 2 and values[-1] and values[-2], "two messages of the touching sensor")
     finally:
         harness.close()
