@@ -26,15 +26,6 @@ from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
 
 
-def set_body_velocity(body, vx: float, vy: float, wz: float, about_x: float, about_y: float) -> None:
-    """Give a Box2D body the planar velocity (vx, vy, wz) of the world point (about_x, about_y)."""
-    center = body.worldCenter
-    rx, ry = center[0] - about_x, center[1] - about_y
-    body.linearVelocity = (vx - wz * ry, vy + wz * rx)
-    body.angularVelocity = wz
-    body.awake = True
-
-
 class DiffDrive(ModelPlugin):
     """Drives a body like a differential-drive robot."""
 
@@ -107,8 +98,7 @@ class DiffDrive(ModelPlugin):
             vx - angular * (sin_t * local_x + cos_t * local_y),
             vy + angular * (cos_t * local_x - sin_t * local_y),
         )
-        body.angularVelocity = angular
-        body.awake = True
+        body.angularVelocity = angular  # (Box2D wakes the body for any velocity but zero)
         if not self.odometry.timer.check(time):
             return
         truth, noisy = self.odometry.measure(time.time_ns, Pose2D(x, y, theta), vx, vy, self.angular)

@@ -24,7 +24,6 @@ from sim_server.core.plugin_api import ModelPlugin
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.yaml_reader import YamlReader
 from sim_plugins.common import body_of, read_dynamics
-from sim_plugins.diff_drive import set_body_velocity
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -63,6 +62,11 @@ class TricycleDrive(ModelPlugin):
         self.steer = 0.0
         self.steer_rate = 0.0
         self.speed = 0.0
+        #: The steering angle the front joint's limits hold (rad; None before the first step).
+        self._shown: float | None = None
+        #: The centre of mass relative to the rear axle's midpoint, in the body frame (m).
+        center = self.body.localCenter
+        self._center_from_rear = (center[0] - self.rear_center[0], center[1] - self.rear_center[1])
 
     def _check_geometry(self, config: YamlReader, joints: dict, body) -> None:
         expected = {"front_wheel_joint": "revolute", "rear_left_wheel_joint": "weld", "rear_right_wheel_joint": "weld"}
@@ -107,11 +111,12 @@ class TricycleDrive(ModelPlugin):
 
     def before_physics_step(self, time: TimeKeeper) -> None:
         body = self.body
+        x, y = body.position
+        theta = body.angle
         if self.odometry.timer.check(time):
-            x, y = body.position
             velocity = body.GetLinearVelocityFromLocalPoint((0.0, 0.0))
             truth, noisy = self.odometry.measure(
-                time.time_ns, Pose2D(x, y, body.angle), velocity[0], velocity[1], body.angularVelocity
+                time.time_ns, Pose2D(x, y, theta), velocity[0], velocity[1], body.angularVelocity
             )
             self.odometry.publish(truth, noisy)
         dt = time.step_size
@@ -125,14 +130,21 @@ class TricycleDrive(ModelPlugin):
         if self.max_steer_angle != 0.0:
             self.steer = min(max(self.steer, -self.max_steer_angle), self.max_steer_angle)
         shown = -self.steer if self.invert_steering else self.steer
-        self.front_joint.limits = (shown, shown)
+        if shown != self._shown:  # the joint keeps its limits: set them when the angle changes
+            self.front_joint.limits = (shown, shown)
+            self._shown = shown
         self.speed = self.linear_limits.limit(self.speed, self.command.linear, dt)
-        theta = body.angle
         forward = self.speed * math.cos(self.steer)
-        vx, vy = forward * math.cos(theta), forward * math.sin(theta)
+        cos_t, sin_t = math.cos(theta), math.sin(theta)
         wz = self.speed * math.sin(self.steer) / self.wheelbase
-        center = body.GetWorldPoint(self.rear_center)
-        set_body_velocity(body, vx, vy, wz, center[0], center[1])
+        # The rear axle's midpoint moves straight ahead at ``forward``; the centre of mass (offset
+        # r from it) at v + w x r.
+        local_x, local_y = self._center_from_rear
+        body.linearVelocity = (
+            forward * cos_t - wz * (sin_t * local_x + cos_t * local_y),
+            forward * sin_t + wz * (cos_t * local_x - sin_t * local_y),
+        )
+        body.angularVelocity = wz  # (Box2D wakes the body for any velocity but zero)
 
     def on_shutdown(self) -> None:
         self.command.close()
