@@ -123,6 +123,9 @@ class _Batch:
         self.items.append(item)
         self.plugins.append(item.plugin)
 
+    def __call__(self, argument: Any) -> None:
+        self.function(self.plugins, argument)
+
     def discard(self, gone: "set[_LoadedPlugin]") -> None:
         """Forget the plugins in ``gone``."""
         self.items = [item for item in self.items if item not in gone]
@@ -140,7 +143,7 @@ class PluginManager:
         self._world = world
         self._by_model: dict[int, list[_LoadedPlugin]] = {}
         self._world_plugins: list[_LoadedPlugin] = []
-        #: Per hook, the calls of a step in order: (loaded plugin, bound hook) or (batch, class hook).
+        #: Per hook, the calls of a step in order: (loaded plugin, its bound hook) or (batch, batch).
         self._hooks: dict[str, list[tuple[_LoadedPlugin | _Batch, Callable]]] = {hook: [] for hook in _HOOKS}
         self._batches: dict[str, dict[type, _Batch]] = {hook: {} for hook in _BATCHABLE_HOOKS}
         #: Classes whose batch raised: their plugins run one by one from then on.
@@ -208,7 +211,7 @@ class PluginManager:
                 batch = self._batches[hook].get(plugin_class)
                 if batch is None:
                     batch = self._batches[hook][plugin_class] = _Batch(plugin_class, hook)
-                    self._hooks[hook].append((batch, batch.function))
+                    self._hooks[hook].append((batch, batch))
                 batch.add(item)
             else:
                 self._hooks[hook].append((item, getattr(item.plugin, hook)))
@@ -329,17 +332,15 @@ class PluginManager:
     def _run(self, hook: str, argument: Any) -> None:
         if self._gone:
             self._compact()
-        for owner, function in self._hooks[hook]:
-            if self._gone and owner in self._gone:
-                continue  # left during this very pass (a model deleted by an earlier hook)
+        for owner, call in self._hooks[hook]:
             try:
-                if owner.__class__ is _Batch:
-                    plugins = owner.plugins
-                    if self._gone:
-                        plugins = [item.plugin for item in owner.items if item not in self._gone]
-                    function(plugins, argument)
-                else:
-                    function(argument)
+                if self._gone:  # a model left during this very pass (deleted by an earlier hook)
+                    if owner in self._gone:
+                        continue
+                    if owner.__class__ is _Batch:
+                        owner.function([item.plugin for item in owner.items if item not in self._gone], argument)
+                        continue
+                call(argument)
             except PLUGIN_FAILURES as exc:
                 if isinstance(owner, _Batch):
                     self._split(owner, hook, exc)
