@@ -31,6 +31,53 @@ def clock_cdr(time_ns: int) -> bytes:
     return _CLOCK_CDR.pack(_CDR_LITTLE_ENDIAN, sec, nanosec)
 
 
+_STAMP_CDR = struct.Struct("<iI")
+_COUNT_CDR = struct.Struct("<I")
+_SCAN_FIELDS_CDR = struct.Struct("<7f")
+_NO_INTENSITIES_CDR = _COUNT_CDR.pack(0)
+
+
+class LaserScanCdr:
+    """Serializes sensor_msgs/LaserScan of one laser (CDR, little-endian) for ``publish``, which
+    sends bytes as they are: building a message object and converting it costs three times as
+    much as publishing, for every scan of every laser.
+
+    Everything in the message is 4-byte aligned except where the frame id's string ends, so the
+    fixed part (frame id, angles, ranges) is laid out once here.
+
+    Args:
+        frame_id: the header's frame.
+        angle_min, angle_max, angle_increment: the scan's angles (rad).
+        range_min, range_max: the ranges' bounds (m).
+    """
+
+    __slots__ = ("_fixed",)
+
+    def __init__(self, frame_id: str, angle_min: float, angle_max: float, angle_increment: float,
+                 range_min: float, range_max: float) -> None:
+        text = frame_id.encode() + b"\x00"
+        padding = b"\x00" * (-len(text) % 4)  # the stamp's 8 bytes keep the string 4-aligned
+        fields = _SCAN_FIELDS_CDR.pack(angle_min, angle_max, angle_increment, 0.0, 0.0, range_min, range_max)
+        self._fixed = _COUNT_CDR.pack(len(text)) + text + padding + fields
+
+    def serialize(self, stamp: bytes, ranges: bytes, intensities: bytes | None = None) -> bytes:
+        """The message at ``stamp`` (from :func:`stamp_cdr`) with ``ranges`` and ``intensities``
+        given as the bytes of float32 arrays."""
+        return b"".join((
+            _CDR_LITTLE_ENDIAN,
+            stamp,
+            self._fixed,
+            _COUNT_CDR.pack(len(ranges) // 4),
+            ranges,
+            _COUNT_CDR.pack(len(intensities) // 4) + intensities if intensities else _NO_INTENSITIES_CDR,
+        ))
+
+
+def stamp_cdr(time_ns: int) -> bytes:
+    """A builtin_interfaces/Time at ``time_ns`` nanoseconds in CDR, for :meth:`LaserScanCdr.serialize`."""
+    return _STAMP_CDR.pack(*divmod(time_ns, NANOSECONDS_PER_SECOND))
+
+
 def set_stamp(header, time_ns: int) -> None:
     """Write ``time_ns`` into a std_msgs/Header's stamp in place (no message allocated)."""
     header.stamp.sec, header.stamp.nanosec = divmod(time_ns, NANOSECONDS_PER_SECOND)
