@@ -14,12 +14,11 @@ whose nearest hit is on it and 0 otherwise; without one they are empty.
 from __future__ import annotations
 
 import math
-from array import array
 
 from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.laser_scanner import LaserScanner, scan_all, scene_of
-from sim_server.core.plugin_api import ModelPlugin, UpdateTimer
+from sim_server.core.plugin_api import ModelPlugin, PluginBatch, UpdateTimer
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.yaml_reader import YamlReader
 from sim_plugins.common import body_of, plugin_rng, read_rate
@@ -91,22 +90,13 @@ class Laser(ModelPlugin):
         from sensor_msgs.msg import LaserScan
 
         from sim_server.ros.tf_broadcast import broadcaster_for, transform
-        from sim_server.ros.conversions import time_msg
+        from sim_server.ros.conversions import LaserScanCdr, stamp_cdr
         from sim_server.ros.subscriber_check import SubscriberCheck
 
-        self._time_msg = time_msg
+        self._stamp_cdr = stamp_cdr
         self._publisher = node.create_publisher(LaserScan, self.context.topic(topic), SCAN_QUEUE_DEPTH)
         self._listened = SubscriberCheck(self._publisher)
-        message = LaserScan()
-        message.header.frame_id = self.frame_id
-        message.angle_min = self.angle_min
-        message.angle_max = self.angle_max
-        message.angle_increment = self.angle_increment
-        message.time_increment = 0.0
-        message.scan_time = 0.0
-        message.range_min = 0.0
-        message.range_max = self.range
-        self._message = message
+        self._message = LaserScanCdr(self.frame_id, self.angle_min, self.angle_max, self.angle_increment, 0.0, self.range)
         if self.broadcast_tf:
             tf = transform(self.body_frame_id, self.frame_id, self.origin, self.context.world.time.time_ns)
             if self.upside_down:  # rolled over: roll pi, then the yaw of the origin
@@ -116,21 +106,28 @@ class Laser(ModelPlugin):
             self._tf = broadcaster_for(node)
             self._tf.send_static([tf], owner=self.context.describe())
 
-    def _due(self, time: TimeKeeper) -> bool:
-        """Whether this laser scans on this step (its rate, and somebody wants the scan)."""
-        if not self.timer.check(time):
-            return False
-        publisher = self._publisher
-        return publisher is None or self.always_publish or self._listened()
+    def _wanted(self) -> bool:
+        """Whether a scan is wanted (in-process, always published, or somebody subscribes)."""
+        return self._publisher is None or self.always_publish or self._listened()
 
     def before_physics_step(self, time: TimeKeeper) -> None:
-        if self._due(time):
+        if self.timer.check(time) and self._wanted():
             self._scan_and_publish([self], time)
 
     @classmethod
-    def before_physics_step_batch(cls, plugins: "list[Laser]", time: TimeKeeper) -> None:
-        """Every laser due on this step casts in one compiled call."""
-        due = [plugin for plugin in plugins if plugin._due(time)]
+    def before_physics_step_batch(cls, plugins: PluginBatch, time: TimeKeeper) -> None:
+        """Every laser due on this step casts in one compiled call; the lasers are grouped by
+        rate once, so a step on which no rate fires costs one timer check per rate."""
+        by_rate = plugins.cache.get("by_rate")
+        if by_rate is None:
+            groups: dict[int | None, list[Laser]] = {}
+            for plugin in plugins:
+                groups.setdefault(plugin.timer.period_ns, []).append(plugin)
+            by_rate = plugins.cache["by_rate"] = list(groups.values())
+        due: list[Laser] = []
+        for group in by_rate:
+            if group[0].timer.check(time):
+                due.extend(plugin for plugin in group if plugin._wanted())
         if due:
             cls._scan_and_publish(due, time)
 
@@ -146,12 +143,10 @@ class Laser(ModelPlugin):
             publisher = laser._publisher
             if publisher is not None:
                 if stamp is None:
-                    stamp = laser._time_msg(time.time_ns)
-                message = laser._message
-                message.header.stamp = stamp
-                message.ranges = array("f", ranges.tobytes())
-                message.intensities = array("f", intensities.tobytes()) if intensities is not None else array("f")
-                publisher.publish(message)
+                    stamp = laser._stamp_cdr(time.time_ns)
+                publisher.publish(
+                    laser._message.serialize(stamp, ranges.tobytes(), None if intensities is None else intensities.tobytes())
+                )
 
     def on_shutdown(self) -> None:
         node = self.context.ros_node

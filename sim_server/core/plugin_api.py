@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from sim_server.core.timekeeper import TimeKeeper
 
@@ -113,7 +113,8 @@ class Plugin:
         """:meth:`before_physics_step` of every live instance of this class at once.
 
         Override it, together with the instance hook, when one call for all instances is
-        cheaper than one call each; the plugins come in the order they were loaded.
+        cheaper than one call each; the plugins come in the order they were loaded, as a
+        :class:`PluginBatch`.
         """
         for plugin in plugins:
             plugin.before_physics_step(time)
@@ -218,6 +219,18 @@ def _owner(fixture: "b2.fixture") -> Any:
     return getattr(data, "entity", None)
 
 
+class PluginBatch(list):
+    """The plugins handed to a batch hook, in load order, with :attr:`cache`: a dict in which
+    the plugin class may keep what it derives from the members (groups by rate, say); it is
+    emptied whenever the members change."""
+
+    __slots__ = ("cache",)
+
+    def __init__(self, plugins: "Iterable[Any]" = ()) -> None:
+        super().__init__(plugins)
+        self.cache: dict[str, Any] = {}
+
+
 class UpdateTimer:
     """Decides on which steps a plugin running at ``rate`` Hz does its work (the reference's rule).
 
@@ -245,7 +258,8 @@ class UpdateTimer:
             self.period_ns = int(round(1e9 / rate))
 
     def check(self, time: TimeKeeper) -> bool:
-        """Whether to update at the current sim time; call once per step."""
+        """Whether to update at the current sim time: a function of the time and the period
+        alone, so timers of equal :attr:`period_ns` agree (a batch asks one of them)."""
         if self.period_ns == 0:
             return True
         shifted = time.time_ns + time.step_ns // 2

@@ -28,6 +28,7 @@ from sim_server.core.plugin_api import (
     WORLD_PLUGIN_GROUP,
     ModelPlugin,
     Plugin,
+    PluginBatch,
     PluginContext,
     UpdateInfo,
     WorldPlugin,
@@ -116,12 +117,13 @@ class _Batch:
     def __init__(self, plugin_class: type, hook: str) -> None:
         self.plugin_class = plugin_class
         self.items: list[_LoadedPlugin] = []
-        self.plugins: list[Plugin] = []
+        self.plugins = PluginBatch()
         self.function: Callable = getattr(plugin_class, f"{hook}_batch")
 
     def add(self, item: _LoadedPlugin) -> None:
         self.items.append(item)
         self.plugins.append(item.plugin)
+        self.plugins.cache.clear()  # derived from the members
 
     def __call__(self, argument: Any) -> None:
         self.function(self.plugins, argument)
@@ -129,7 +131,7 @@ class _Batch:
     def discard(self, gone: "set[_LoadedPlugin]") -> None:
         """Forget the plugins in ``gone``."""
         self.items = [item for item in self.items if item not in gone]
-        self.plugins = [item.plugin for item in self.items]
+        self.plugins = PluginBatch(item.plugin for item in self.items)
 
 
 class PluginManager:
@@ -338,7 +340,7 @@ class PluginManager:
                     if owner in self._gone:
                         continue
                     if owner.__class__ is _Batch:
-                        owner.function([item.plugin for item in owner.items if item not in self._gone], argument)
+                        owner.function(PluginBatch(i.plugin for i in owner.items if i not in self._gone), argument)
                         continue
                 call(argument)
             except PLUGIN_FAILURES as exc:

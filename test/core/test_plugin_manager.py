@@ -132,7 +132,8 @@ class Batched(ModelPlugin):
 
     @classmethod
     def before_physics_step_batch(cls, plugins, time):
-        cls.batches.append([p.context.model.name for p in plugins])
+        # Recorded from the batch's cache, which must follow the members.
+        cls.batches.append(list(plugins.cache.setdefault("names", [p.context.model.name for p in plugins])))
         for plugin in plugins:
             plugin.before_physics_step(time)
 
@@ -314,6 +315,10 @@ def test_batched_hooks_run_once_for_all_instances(thirdparty: Path, tmp_path: Pa
     world.delete_model("b1")
     world.step()
     assert batches[-1] == ["bot", "b0", "b2"]
+    world.spawn_model(tmp_path / "bot.model.yaml", "b3", pose=Pose2D(20.0, 0.0, 0.0))
+    world.step()
+    assert batches[-1] == ["bot", "b0", "b2", "b3"]
+    world.delete_model("b3")
     for name in ("bot", "b0", "b2"):
         world.delete_model(name)
     batches.clear()

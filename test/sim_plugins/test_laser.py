@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sim_server.core import ConfigError, World
+from sim_server.core import ConfigError, Pose2D, World
 from test.conftest import PLUGIN_TESTS, plugin
 
 LASER_TESTS = PLUGIN_TESTS / "laser_tests"
@@ -221,4 +221,39 @@ def test_level_static_models_are_shown_and_hidden_exactly(tmp_path) -> None:
     world.move_model("B", Pose2D(-2.0, -2.0, 0.4))  # moved away from where its level put it
     assert "B" not in statics.shown
     scan_from(-5.0, 0.0)
+    world.close()
+
+
+def test_lasers_of_different_rates_scan_at_their_own_rates(tmp_path, monkeypatch) -> None:
+    """The batch groups lasers by rate, and follows robots that come and go."""
+    from sim_plugins.laser import Laser
+
+    def robot(rate: str) -> str:
+        return (
+            "bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.2, density: 1}]\n"
+            f"plugins:\n  - {{type: Laser, name: laser, body: base, range: 5, update_rate: {rate}, "
+            "angle: {min: -1.0, max: 1.0, increment: 0.5}}\n"
+        )
+
+    for rate in ("10", "5", ".inf"):
+        (tmp_path / f"r{rate.strip('.')}.model.yaml").write_text(robot(rate))
+    (tmp_path / "world.yaml").write_text(
+        "properties: {}\nmodels:\n  - {name: fast, model: r10.model.yaml, pose: [0, 0, 0]}\n"
+        "  - {name: slow, model: r5.model.yaml, pose: [2, 0, 0]}\n"
+    )
+    scans: list[str] = []
+    cast = Laser._scan_and_publish
+    monkeypatch.setattr(
+        Laser,
+        "_scan_and_publish",
+        staticmethod(lambda lasers, time: (scans.extend(laser.context.model.name for laser in lasers), cast(lasers, time))),
+    )
+    world = World.from_file(tmp_path / "world.yaml", step_size=0.01)
+    world.step(100)  # 1 s
+    assert (scans.count("fast"), scans.count("slow")) == (10, 5)
+    world.spawn_model(tmp_path / "rinf.model.yaml", "every", pose=Pose2D(4.0, 0.0, 0.0))
+    world.delete_model("slow")
+    scans.clear()
+    world.step(100)
+    assert (scans.count("fast"), scans.count("slow"), scans.count("every")) == (10, 0, 100)
     world.close()
