@@ -234,7 +234,11 @@ class _MovingTable:
         """Every footprint at its body's current pose (world frame)."""
         if not self.bodies:
             return MovingShapes.empty()
-        poses = np.array([(*body.position, body.angle) for body in self.bodies], dtype=np.float64)
+        rows = []
+        for body in self.bodies:
+            position = body.position  # (.x and .y: unpacking a b2Vec2 iterates in Python)
+            rows.append((position.x, position.y, body.angle))
+        poses = np.array(rows, dtype=np.float64)
         polygons, circles = place_shapes(poses, self.polygons, self.polygon_body, self.circles, self.circle_body)
         return MovingShapes(
             polygons, self.polygon_counts, self.polygon_bits, self.polygon_bits,
@@ -270,7 +274,7 @@ class ScanScene:
         self._table: _MovingTable | None = None
         self._moving: MovingShapes | None = None
         self._moving_at = -1
-        self._layouts: "dict[tuple[int, ...], tuple[list[LaserScanner], ScanBatch]]" = {}
+        self._layouts: "dict[tuple[int, ...], tuple[list[LaserScanner], tuple[ScanBatch, np.ndarray]]]" = {}
         #: Per model spec, the shapes of its first instance (later instances share the arrays) and
         #: how many instances are in the world (the entry goes with the last one).
         self._by_spec: "dict[int, list]" = {}
@@ -398,18 +402,20 @@ class ScanScene:
             self._fixed = _MovingTable([s for s in self._models.values() if s is not None and s.fixed]).in_world()
         return self._fixed
 
-    def layout(self, scanners: "list[LaserScanner]") -> ScanBatch:
-        """The beam layout of a line-up of scanners, kept for the line-ups seen last (lasers due
-        on the same steps come back together)."""
+    def layout(self, scanners: "list[LaserScanner]") -> tuple[ScanBatch, np.ndarray]:
+        """The beam layout of a line-up of scanners and their origins on their bodies (3 x S:
+        x, y, theta), kept for the line-ups seen last (lasers due on the same steps come back
+        together)."""
         key = tuple(map(id, scanners))
         cached = self._layouts.get(key)
         if cached is not None:
             return cached[1]
         batch = ScanBatch.of([(s.local_angles, s.max_range, s.layer_bits) for s in scanners])
+        origins = np.array([(s.origin.x, s.origin.y, s.origin.theta) for s in scanners], dtype=np.float64).T.copy()
         if len(self._layouts) >= LAYOUT_CACHE_SIZE:
             del self._layouts[next(iter(self._layouts))]
-        self._layouts[key] = (list(scanners), batch)  # holding the scanners keeps their ids unique
-        return batch
+        self._layouts[key] = (list(scanners), (batch, origins))  # holding the scanners keeps their ids unique
+        return batch, origins
 
     def close(self) -> None:
         """Stop following the world."""
@@ -478,7 +484,7 @@ class LaserScanner:
     def pose(self) -> Pose2D:
         """The laser's pose in the world."""
         position = self.body.position
-        return Pose2D(position[0], position[1], self.body.angle).compose(self.origin)
+        return Pose2D(position.x, position.y, self.body.angle).compose(self.origin)
 
     def scan(self, scene: ScanScene, iteration: int) -> tuple[np.ndarray, np.ndarray]:
         """Cast every beam now (see :func:`scan_all`, which does many scanners at once).
@@ -505,10 +511,18 @@ def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> 
     """
     if not scanners:
         return []
-    batch = scene.layout(scanners)
-    poses = [scanner.pose() for scanner in scanners]
-    pose_array = np.array([(pose.x, pose.y, pose.theta) for pose in poses], dtype=np.float64).T.copy()
-    ranges, bits = cast_scans(batch, pose_array[0], pose_array[1], pose_array[2], scene.static, scene.moving(iteration))
+    batch, origins = scene.layout(scanners)
+    rows = []
+    for scanner in scanners:
+        body = scanner.body
+        position = body.position
+        rows.append((position.x, position.y, body.angle))
+    bodies = np.array(rows, dtype=np.float64).T
+    # Each laser's pose: its body's pose composed with its origin (as Pose2D.compose).
+    cos_t, sin_t = np.cos(bodies[2]), np.sin(bodies[2])
+    x = bodies[0] + cos_t * origins[0] - sin_t * origins[1]
+    y = bodies[1] + sin_t * origins[0] + cos_t * origins[1]
+    ranges, bits = cast_scans(batch, x, y, bodies[2] + origins[2], scene.static, scene.moving(iteration))
     hits = np.isfinite(ranges)
     starts = batch.beam_starts
     for index, scanner in enumerate(scanners):

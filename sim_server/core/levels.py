@@ -157,8 +157,8 @@ class LevelManager:
         boxes = self._safe_boxes
         if boxes:
             for body, low_x, low_y, high_x, high_y in boxes.values():
-                x, y = body.position
-                if not (low_x < x < high_x and low_y < y < high_y):
+                position = body.position  # (.x and .y: unpacking a b2Vec2 iterates in Python)
+                if not (low_x < position.x < high_x and low_y < position.y < high_y):
                     break
             else:
                 return  # no performer can have touched or left a zone since the last full check
