@@ -301,7 +301,6 @@ class SimServerNode(Node):
         served_late = 0
         first = True
         served: set[Any] = set()  # the handlers run, kept so that identities stay unique
-        refresh_all()  # callbacks served: subscriber counts may have changed
         while True:
             remaining = deadline - time.monotonic()
             started = time.perf_counter()
@@ -321,6 +320,7 @@ class SimServerNode(Node):
             # round of waiting: once it comes back late, nothing new is ready.
             resumed = handler in served
             served.add(handler)
+            refresh_all()  # a callback (step_world after subscribing, say): ask for subscribers again
             try:
                 handler()
                 exception = handler.exception()
