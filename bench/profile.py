@@ -6,6 +6,8 @@ compiled code, so read the shares, not the absolute times. Scenarios:
 
 * ``reference_scene``: the reference's benchmark world run by the ROS node (update_rate 0) with a
   listener process on /clock and /scan, as ``make bench`` runs it.
+* ``office_node``: the demo office world (laser idle) run by the ROS node with a listener on
+  /clock, as the side-by-side comparison with the reference runs it: the per-step fixed cost.
 * ``swarm_in_process``: 1,000 swarm robots stepped in-process (no ROS).
 * ``levels_streamed``: the robot driving through the 10,000-model level world, in-process.
 """
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 
 from bench import fleet_scenarios, level_scenarios
-from bench.__main__ import BENCHMARK_WORLD, LISTENED, STEP_SIZE
+from bench.__main__ import BENCHMARK_WORLD, LISTENED, OFFICE_WORLD, STEP_SIZE
 from bench.node_runner import run_node
 from sim_server.core import Pose2D, World
 
@@ -46,6 +48,15 @@ def reference_scene(seconds: float) -> str:
     result = run_node(BENCHMARK_WORLD, seconds, STEP_SIZE, LISTENED, prepare=lambda _world: profile.enable())
     profile.disable()
     return _report(profile, "reference scene, ROS node, /clock and /scan subscribed",
+                   f"{seconds:g} s under cProfile: {result['rtf']:.1f}x real time while profiled")
+
+
+def office_node(seconds: float) -> str:
+    profile = cProfile.Profile()
+    result = run_node(OFFICE_WORLD, seconds, STEP_SIZE, ("/clock", "rosgraph_msgs/msg/Clock"),
+                      prepare=lambda _world: profile.enable())
+    profile.disable()
+    return _report(profile, "office world, laser idle, ROS node, /clock subscribed",
                    f"{seconds:g} s under cProfile: {result['rtf']:.1f}x real time while profiled")
 
 
@@ -83,7 +94,7 @@ def levels_streamed(seconds: float) -> str:
                    f"4000 steps under cProfile, {distance:.0f} m driven")
 
 
-SCENARIOS = {"reference_scene": reference_scene, "swarm_in_process": swarm_in_process, "levels_streamed": levels_streamed}
+SCENARIOS = {"reference_scene": reference_scene, "office_node": office_node, "swarm_in_process": swarm_in_process, "levels_streamed": levels_streamed}
 
 
 def main(argv: list[str] | None = None) -> int:
