@@ -300,10 +300,16 @@ def test_teleop_twist_keyboard_drives_a_robot(tools_env: dict[str, str], launche
             x1, _ = _odometry_position(tools_env, "keyed")
             screen()
         os.write(leader, b"k")  # stop
-        os.write(leader, b"\x03")  # Ctrl-C
+        # Ctrl-C, pressed again each second as a user would: teleop switches the terminal to raw
+        # mode before each key with tty.setraw, whose TCSAFLUSH drops keys typed while it handled
+        # the previous one (the held "i" above), so one Ctrl-C can be lost.
         deadline = time.monotonic() + PATIENCE
+        next_press = 0.0
         while teleop.poll() is None:
             assert time.monotonic() < deadline, f"teleop_twist_keyboard did not end on Ctrl-C:\n{screen()}"
+            if time.monotonic() >= next_press:
+                os.write(leader, b"\x03")
+                next_press = time.monotonic() + 1.0
             screen()
             time.sleep(0.1)
         assert teleop.returncode == 0, screen()
