@@ -328,6 +328,55 @@ def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
     return a
 
 
+#: Directions around a laser are cut into this many sectors; a moving shape is listed in the
+#: sectors its bounding circle spans, so that a beam tests only the shapes of its own sector.
+ANGLE_SECTORS = 256
+#: With fewer moving shapes near a scan than this, every beam tests all of them (finding a
+#: beam's sector, an arctangent, costs more than a few bounding-circle tests).
+SECTOR_MIN_SHAPES = 8
+
+
+@_jit
+def _sectors(ox, oy, xs, ys, radii, count, sector_count):  # pragma: no cover - compiled
+    """For items ``0..count-1`` with bounding circles (xs, ys, radii): per direction sector
+    around (ox, oy), the items whose circle a ray in that sector may meet, in item order, as
+    ``(starts, items)`` (sector ``b`` lists ``items[starts[b]:starts[b + 1]]``). Each item's
+    sectors take one more on either side, so rounding in a beam's angle never loses it; an item
+    whose circle holds the origin is in every sector."""
+    per_radian = sector_count / (2.0 * math.pi)
+    low = np.empty(count, dtype=np.int64)
+    high = np.empty(count, dtype=np.int64)
+    starts = np.zeros(sector_count + 1, dtype=np.int64)
+    for k in range(count):
+        to_x = xs[k] - ox
+        to_y = ys[k] - oy
+        distance = math.hypot(to_x, to_y)
+        first = np.int64(0)
+        last = np.int64(sector_count - 1)
+        if distance > radii[k] * (1.0 + 1e-9) + 1e-12 and sector_count > 1:
+            half = math.asin(radii[k] / distance)
+            direction = math.atan2(to_y, to_x)
+            first = np.int64(math.floor((direction - half) * per_radian)) - 1
+            last = np.int64(math.floor((direction + half) * per_radian)) + 1
+            if last - first + 1 >= sector_count:
+                first = np.int64(0)
+                last = np.int64(sector_count - 1)
+        low[k] = first
+        high[k] = last
+        for b in range(first, last + 1):
+            starts[b % sector_count + 1] += 1
+    for b in range(sector_count):
+        starts[b + 1] += starts[b]
+    items = np.empty(starts[sector_count], dtype=np.int64)
+    filled = starts[:sector_count].copy()
+    for k in range(count):
+        for b in range(low[k], high[k] + 1):
+            sector = b % sector_count
+            items[filled[sector]] = k
+            filled[sector] += 1
+    return starts, items
+
+
 @_jit
 def _cast_scan(
     ox, oy, heading, first_beam, end_beam, local_cos, local_sin, max_range, mask,
@@ -359,6 +408,29 @@ def _cast_scan(
     origin_cy = min(max(int(math.floor(ly * inv_cell)), 0), ny - 1)
     cos_h = math.cos(heading)
     sin_h = math.sin(heading)
+    # Moving shapes by direction sector (one sector for all when they are few).
+    sector_count = ANGLE_SECTORS if near_polygon_count + near_circle_count >= SECTOR_MIN_SHAPES else 1
+    per_radian = sector_count / (2.0 * math.pi)
+    centers_x = np.empty(near_polygon_count)
+    centers_y = np.empty(near_polygon_count)
+    bounds = np.empty(near_polygon_count)
+    for k in range(near_polygon_count):
+        p = near_polygons[k]
+        centers_x[k] = polygons[p, 0, 0]
+        centers_y[k] = polygons[p, 0, 1]
+        bounds[k] = polygon_radii[p]
+    polygon_sector_starts, polygon_sector_items = _sectors(
+        ox, oy, centers_x, centers_y, bounds, near_polygon_count, sector_count
+    )
+    centers_x = np.empty(near_circle_count)
+    centers_y = np.empty(near_circle_count)
+    bounds = np.empty(near_circle_count)
+    for k in range(near_circle_count):
+        c = near_circles[k]
+        centers_x[k] = circles[c, 0]
+        centers_y[k] = circles[c, 1]
+        bounds[k] = circles[c, 2]
+    circle_sector_starts, circle_sector_items = _sectors(ox, oy, centers_x, centers_y, bounds, near_circle_count, sector_count)
     for beam in range(first_beam, end_beam):
         dx = local_cos[beam] * cos_h - local_sin[beam] * sin_h
         dy = local_sin[beam] * cos_h + local_cos[beam] * sin_h
@@ -366,9 +438,12 @@ def _cast_scan(
         inv_dy = 1.0 / dy if dy != 0.0 else 0.0
         best = max_range
         best_tag = -1
+        sector = 0
+        if sector_count > 1:
+            sector = np.int64(math.floor(math.atan2(dy, dx) * per_radian)) % sector_count
         # Moving shapes first: their hits bound the grid walk.
-        for k in range(near_polygon_count):
-            p = near_polygons[k]
+        for e in range(polygon_sector_starts[sector], polygon_sector_starts[sector + 1]):
+            p = near_polygons[polygon_sector_items[e]]
             # Bounding circle first (about the first vertex): most beams pass wide of a robot.
             to_x = polygons[p, 0, 0] - ox
             to_y = polygons[p, 0, 1] - oy
@@ -383,8 +458,8 @@ def _cast_scan(
             if t < best:
                 best = t
                 best_tag = polygon_tags[p]
-        for k in range(near_circle_count):
-            c = near_circles[k]
+        for e in range(circle_sector_starts[sector], circle_sector_starts[sector + 1]):
+            c = near_circles[circle_sector_items[e]]
             t = _ray_circle(ox, oy, dx, dy, circles[c, 0], circles[c, 1], circles[c, 2])
             if t <= best:
                 best = t
