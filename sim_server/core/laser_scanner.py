@@ -523,15 +523,14 @@ def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> 
     x = bodies[0] + cos_t * origins[0] - sin_t * origins[1]
     y = bodies[1] + sin_t * origins[0] + cos_t * origins[1]
     ranges, bits = cast_scans(batch, x, y, bodies[2] + origins[2], scene.static, scene.moving(iteration))
-    hits = np.isfinite(ranges)
-    starts = batch.beam_starts
+    misses = ~np.isfinite(ranges)
+    bounds = batch.beam_starts.tolist()
     for index, scanner in enumerate(scanners):
         if scanner.noise_std_dev > 0.0:
-            first, last = starts[index], starts[index + 1]
-            noise = scanner.rng.normal(0.0, scanner.noise_std_dev, last - first)
-            ranges[first:last] += np.where(hits[first:last], noise, 0.0)
+            first, last = bounds[index], bounds[index + 1]
+            # Drawn for every beam (the same numbers whatever is hit); misses stay infinite.
+            ranges[first:last] += scanner.rng.normal(0.0, scanner.noise_std_dev, last - first)
     out = ranges.astype(np.float32)
-    out[~hits] = np.nan
-    hit_bits = np.where(hits, bits, 0)
-    bounds = starts.tolist()
-    return [(out[bounds[i]:bounds[i + 1]], hit_bits[bounds[i]:bounds[i + 1]]) for i in range(len(scanners))]
+    out[misses] = np.nan
+    bits[misses] = 0
+    return [(out[bounds[i]:bounds[i + 1]], bits[bounds[i]:bounds[i + 1]]) for i in range(len(scanners))]
