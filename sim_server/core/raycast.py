@@ -332,8 +332,10 @@ def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
 #: sectors its bounding circle spans, so that a beam tests only the shapes of its own sector.
 ANGLE_SECTORS = 256
 #: With fewer moving shapes near a scan than this, every beam tests all of them (finding a
-#: beam's sector, an arctangent, costs more than a few bounding-circle tests).
+#: beam's sector, an arctangent, and listing the shapes cost more than a few bounding-circle tests).
 SECTOR_MIN_SHAPES = 8
+#: Stands for the sector lists of a scan that has none (no allocation per scan).
+_NO_SECTORS = np.zeros(1, dtype=np.int64)
 
 
 @_jit
@@ -408,29 +410,36 @@ def _cast_scan(
     origin_cy = min(max(int(math.floor(ly * inv_cell)), 0), ny - 1)
     cos_h = math.cos(heading)
     sin_h = math.sin(heading)
-    # Moving shapes by direction sector (one sector for all when they are few).
-    sector_count = ANGLE_SECTORS if near_polygon_count + near_circle_count >= SECTOR_MIN_SHAPES else 1
-    per_radian = sector_count / (2.0 * math.pi)
-    centers_x = np.empty(near_polygon_count)
-    centers_y = np.empty(near_polygon_count)
-    bounds = np.empty(near_polygon_count)
-    for k in range(near_polygon_count):
-        p = near_polygons[k]
-        centers_x[k] = polygons[p, 0, 0]
-        centers_y[k] = polygons[p, 0, 1]
-        bounds[k] = polygon_radii[p]
-    polygon_sector_starts, polygon_sector_items = _sectors(
-        ox, oy, centers_x, centers_y, bounds, near_polygon_count, sector_count
-    )
-    centers_x = np.empty(near_circle_count)
-    centers_y = np.empty(near_circle_count)
-    bounds = np.empty(near_circle_count)
-    for k in range(near_circle_count):
-        c = near_circles[k]
-        centers_x[k] = circles[c, 0]
-        centers_y[k] = circles[c, 1]
-        bounds[k] = circles[c, 2]
-    circle_sector_starts, circle_sector_items = _sectors(ox, oy, centers_x, centers_y, bounds, near_circle_count, sector_count)
+    # Moving shapes by direction sector, when there are enough of them to pay for it.
+    sectored = near_polygon_count + near_circle_count >= SECTOR_MIN_SHAPES
+    per_radian = ANGLE_SECTORS / (2.0 * math.pi)
+    polygon_sector_starts = _NO_SECTORS
+    polygon_sector_items = _NO_SECTORS
+    circle_sector_starts = _NO_SECTORS
+    circle_sector_items = _NO_SECTORS
+    if sectored:
+        centers_x = np.empty(near_polygon_count)
+        centers_y = np.empty(near_polygon_count)
+        bounds = np.empty(near_polygon_count)
+        for k in range(near_polygon_count):
+            p = near_polygons[k]
+            centers_x[k] = polygons[p, 0, 0]
+            centers_y[k] = polygons[p, 0, 1]
+            bounds[k] = polygon_radii[p]
+        polygon_sector_starts, polygon_sector_items = _sectors(
+            ox, oy, centers_x, centers_y, bounds, near_polygon_count, ANGLE_SECTORS
+        )
+        centers_x = np.empty(near_circle_count)
+        centers_y = np.empty(near_circle_count)
+        bounds = np.empty(near_circle_count)
+        for k in range(near_circle_count):
+            c = near_circles[k]
+            centers_x[k] = circles[c, 0]
+            centers_y[k] = circles[c, 1]
+            bounds[k] = circles[c, 2]
+        circle_sector_starts, circle_sector_items = _sectors(
+            ox, oy, centers_x, centers_y, bounds, near_circle_count, ANGLE_SECTORS
+        )
     for beam in range(first_beam, end_beam):
         dx = local_cos[beam] * cos_h - local_sin[beam] * sin_h
         dy = local_sin[beam] * cos_h + local_cos[beam] * sin_h
@@ -438,12 +447,15 @@ def _cast_scan(
         inv_dy = 1.0 / dy if dy != 0.0 else 0.0
         best = max_range
         best_tag = -1
-        sector = 0
-        if sector_count > 1:
-            sector = np.int64(math.floor(math.atan2(dy, dx) * per_radian)) % sector_count
         # Moving shapes first: their hits bound the grid walk.
-        for e in range(polygon_sector_starts[sector], polygon_sector_starts[sector + 1]):
-            p = near_polygons[polygon_sector_items[e]]
+        first_polygon, end_polygon = np.int64(0), near_polygon_count
+        first_circle, end_circle = np.int64(0), near_circle_count
+        if sectored:
+            sector = np.int64(math.floor(math.atan2(dy, dx) * per_radian)) % ANGLE_SECTORS
+            first_polygon, end_polygon = polygon_sector_starts[sector], polygon_sector_starts[sector + 1]
+            first_circle, end_circle = circle_sector_starts[sector], circle_sector_starts[sector + 1]
+        for e in range(first_polygon, end_polygon):
+            p = near_polygons[polygon_sector_items[e] if sectored else e]
             # Bounding circle first (about the first vertex): most beams pass wide of a robot.
             to_x = polygons[p, 0, 0] - ox
             to_y = polygons[p, 0, 1] - oy
@@ -458,8 +470,8 @@ def _cast_scan(
             if t < best:
                 best = t
                 best_tag = polygon_tags[p]
-        for e in range(circle_sector_starts[sector], circle_sector_starts[sector + 1]):
-            c = near_circles[circle_sector_items[e]]
+        for e in range(first_circle, end_circle):
+            c = near_circles[circle_sector_items[e] if sectored else e]
             t = _ray_circle(ox, oy, dx, dy, circles[c, 0], circles[c, 1], circles[c, 2])
             if t <= best:
                 best = t
