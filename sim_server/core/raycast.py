@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Callable
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 LOGGER = logging.getLogger("sim_server")
 
@@ -53,6 +54,17 @@ def _jit(function):
     except RuntimeError:  # "cannot cache function ...: no locator available for file ..."
         CACHED = False
         return njit(**{**JIT_OPTIONS, "cache": False})(function)
+
+
+def _jit_parallel(function):
+    """:func:`_jit` with ``parallel=True``: ``prange`` loops share their iterations out among
+    numba's threads (``NUMBA_NUM_THREADS``, default one per core)."""
+    global CACHED
+    try:
+        return njit(parallel=True, **JIT_OPTIONS)(function)
+    except RuntimeError:
+        CACHED = False
+        return njit(parallel=True, **{**JIT_OPTIONS, "cache": False})(function)
 
 
 def _typed(array, dtype) -> np.ndarray:
@@ -334,6 +346,14 @@ ANGLE_SECTORS = 256
 #: With fewer moving shapes near a scan than this, every beam tests all of them (finding a
 #: beam's sector, an arctangent, and listing the shapes cost more than a few bounding-circle tests).
 SECTOR_MIN_SHAPES = 8
+#: Batches of scans with at least this many beams in all are cast on several threads (one
+#: 1081-beam scan, about 0.2 ms, is not worth waking them for).
+PARALLEL_MIN_BEAMS = 8192
+#: Runs of scans per thread in a parallel cast (scans differ in cost: more runs than threads
+#: even the load out).
+PARALLEL_CHUNKS_PER_THREAD = 4
+#: Held while a parallel cast runs (see :func:`cast_scans`).
+_PARALLEL_CAST = threading.Lock()
 #: Stands for the sector lists of a scan that has none (no allocation per scan).
 _NO_SECTORS = np.zeros(1, dtype=np.int64)
 
@@ -628,7 +648,8 @@ def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - 
 
 
 @_jit
-def _cast_scans(
+def _cast_scan_range(
+    first_scan, end_scan,
     origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
     clearance, all_segment_bits,
@@ -637,17 +658,16 @@ def _cast_scans(
     polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
     circles, circle_bits, circle_tags,
     out_ranges, out_tags,
+    gx0, gy0, gcell, gnx, gny, gstarts, gitems,
 ):  # pragma: no cover - compiled
-    """Every beam of every scan: scan ``i`` casts beams ``beam_starts[i]:beam_starts[i + 1]``
-    (local directions ``local_cos, local_sin``) turned by ``headings[i]`` from its origin, seeing
-    the moving shapes within its range."""
+    """Scans ``first_scan:end_scan`` of :func:`_cast_scans`, the moving shapes sorted into the
+    grid ``gx0 .. gitems`` (:func:`_moving_grid`); scratch arrays of its own, so that ranges of
+    scans can run on different threads."""
     n_polygons = polygons.shape[0]
     near_polygons = np.empty(n_polygons, dtype=np.int64)
     near_circles = np.empty(circles.shape[0], dtype=np.int64)
     seen = np.zeros(n_polygons + circles.shape[0], dtype=np.int64)
-    reach_cell = max_ranges.max() if max_ranges.shape[0] else 1.0
-    gx0, gy0, gcell, gnx, gny, gstarts, gitems = _moving_grid(polygons, polygon_radii, circles, reach_cell)
-    for scan in range(origins_x.shape[0]):
+    for scan in range(first_scan, end_scan):
         ox = origins_x[scan]
         oy = origins_y[scan]
         reach = max_ranges[scan]
@@ -692,6 +712,68 @@ def _cast_scans(
             polygons, polygon_counts, polygon_tags, polygon_radii, near_polygons, near_polygon_count,
             circles, circle_tags, near_circles, near_circle_count,
             out_ranges, out_tags,
+        )
+
+
+@_jit
+def _cast_scans(
+    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
+    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
+    clearance, all_segment_bits,
+    fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
+    fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
+    polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
+    circles, circle_bits, circle_tags,
+    out_ranges, out_tags,
+):  # pragma: no cover - compiled
+    """Every beam of every scan: scan ``i`` casts beams ``beam_starts[i]:beam_starts[i + 1]``
+    (local directions ``local_cos, local_sin``) turned by ``headings[i]`` from its origin, seeing
+    the moving shapes within its range."""
+    reach_cell = max_ranges.max() if max_ranges.shape[0] else 1.0
+    gx0, gy0, gcell, gnx, gny, gstarts, gitems = _moving_grid(polygons, polygon_radii, circles, reach_cell)
+    _cast_scan_range(
+        0, origins_x.shape[0],
+        origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
+        segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
+        clearance, all_segment_bits,
+        fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
+        fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
+        polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
+        circles, circle_bits, circle_tags,
+        out_ranges, out_tags,
+        gx0, gy0, gcell, gnx, gny, gstarts, gitems,
+    )
+
+
+@_jit_parallel
+def _cast_scans_parallel(
+    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
+    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
+    clearance, all_segment_bits,
+    fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
+    fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
+    polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
+    circles, circle_bits, circle_tags,
+    out_ranges, out_tags,
+    chunks,
+):  # pragma: no cover - compiled
+    """:func:`_cast_scans` with the scans cut into ``chunks`` runs of consecutive scans that
+    numba's threads share out (each scan's beams are the same as in the serial cast)."""
+    reach_cell = max_ranges.max() if max_ranges.shape[0] else 1.0
+    gx0, gy0, gcell, gnx, gny, gstarts, gitems = _moving_grid(polygons, polygon_radii, circles, reach_cell)
+    scans = origins_x.shape[0]
+    for chunk in prange(chunks):
+        _cast_scan_range(
+            chunk * scans // chunks, (chunk + 1) * scans // chunks,
+            origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
+            segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
+            clearance, all_segment_bits,
+            fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
+            fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
+            polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
+            circles, circle_bits, circle_tags,
+            out_ranges, out_tags,
+            gx0, gy0, gcell, gnx, gny, gstarts, gitems,
         )
 
 
@@ -928,10 +1010,13 @@ def cast_scans(
     shapes: MovingShapes | None = None,
     out_ranges: np.ndarray | None = None,
     out_tags: np.ndarray | None = None,
+    parallel: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cast every beam of a batch of scans from their origins (m) and headings (rad) in one call.
 
-    Each scan sees the static scene and those of ``shapes`` within its range.
+    Each scan sees the static scene and those of ``shapes`` within its range. A batch of
+    :data:`PARALLEL_MIN_BEAMS` beams or more is shared out among numba's threads when there are
+    several (``parallel``: force one way or the other); the ranges are the same either way.
 
     Returns:
         ranges: (B,) distance to the closest hit, ``inf`` for no hit within range.
@@ -941,9 +1026,36 @@ def cast_scans(
     n = batch.beam_count
     ranges = np.empty(n, dtype=np.float64) if out_ranges is None else _typed(out_ranges, np.float64)
     tags = np.empty(n, dtype=np.int64) if out_tags is None else _typed(out_tags, np.int64)
+    scans = len(batch.max_ranges)
+    if parallel is None:
+        parallel = n >= PARALLEL_MIN_BEAMS and scans > 1 and get_num_threads() > 1
+    # One parallel cast at a time in a process: numba's fallback thread pool ("workqueue", where
+    # neither TBB nor OpenMP is found) aborts the process on concurrent use; a second caller
+    # casts serially meanwhile.
+    if parallel and not _PARALLEL_CAST.acquire(blocking=False):
+        parallel = False
+    extra = (min(scans, PARALLEL_CHUNKS_PER_THREAD * get_num_threads()),) if parallel else ()
+    try:
+        _cast(parallel, extra, batch, origins_x, origins_y, headings, scene, shapes, ranges, tags)
+    finally:
+        if parallel:
+            _PARALLEL_CAST.release()
+    if out_ranges is not None and ranges is not out_ranges:
+        out_ranges[...] = ranges  # a buffer of another type: filled all the same
+        ranges = out_ranges
+    if out_tags is not None and tags is not out_tags:
+        out_tags[...] = tags
+        tags = out_tags
+    return ranges, tags
+
+
+def _cast(parallel: bool, extra: tuple, batch: ScanBatch, origins_x: np.ndarray, origins_y: np.ndarray,
+          headings: np.ndarray, scene: StaticScene, shapes: MovingShapes, ranges: np.ndarray, tags: np.ndarray) -> None:
+    """The compiled cast of :func:`cast_scans` into ``ranges`` and ``tags`` (``extra``: the
+    parallel cast's number of runs of scans)."""
     fixed = scene.fixed
     # Every argument of the types warm_up() compiled (scalars too: a NumPy float32 would not be).
-    _cast_scans(
+    (_cast_scans_parallel if parallel else _cast_scans)(
         _typed(origins_x, np.float64), _typed(origins_y, np.float64), _typed(headings, np.float64),
         batch.beam_starts, batch.local_cos, batch.local_sin, batch.max_ranges, batch.masks,
         scene.item_segments, scene.item_kinds, scene.item_axis, scene.item_bits, scene.item_tags,
@@ -955,14 +1067,8 @@ def cast_scans(
         shapes.polygons, shapes.polygon_counts, shapes.polygon_bits, shapes.polygon_tags, shapes.polygon_radii,
         shapes.circles, shapes.circle_bits, shapes.circle_tags,
         ranges, tags,
+        *extra,
     )
-    if out_ranges is not None and ranges is not out_ranges:
-        out_ranges[...] = ranges  # a buffer of another type: filled all the same
-        ranges = out_ranges
-    if out_tags is not None and tags is not out_tags:
-        out_tags[...] = tags
-        tags = out_tags
-    return ranges, tags
 
 
 def cast_rays(
@@ -996,7 +1102,7 @@ def cast_rays(
 #: A warm-up slower than this (s) is logged: it compiled (or loaded its cache from a slow disk).
 SLOW_WARM_UP = 1.0
 #: The compiled functions the simulator calls from Python; the others are compiled into them.
-ENTRY_POINTS = (_place_shapes, _build_grid, _build_box_grid, _clearance, _cast_scans)
+ENTRY_POINTS = (_place_shapes, _build_grid, _build_box_grid, _clearance, _cast_scans, _cast_scans_parallel)
 #: How often a warm-up step is tried when writing the cache fails (the code compiled is kept in
 #: memory, so the next try goes on from there).
 WARM_UP_TRIES = 4
@@ -1045,7 +1151,8 @@ def _warm_up_steps() -> list[Callable[[], object]]:
         angles = -1.0 + 0.25 * np.arange(9, dtype=np.float64)
         batch = ScanBatch.of([(angles, 5.0, 1), (angles, 3.0, 3)])
         origins = np.array([(0.0, 0.0, 0.0), (0.5, -0.5, 1.0)], dtype=np.float64).T.copy()
-        cast_scans(batch, origins[0], origins[1], origins[2], state["scene"], moving)
+        cast_scans(batch, origins[0], origins[1], origins[2], state["scene"], moving, parallel=False)
+        cast_scans(batch, origins[0], origins[1], origins[2], state["scene"], moving, parallel=True)
 
     return [place, index, cast]
 

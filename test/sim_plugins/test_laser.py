@@ -309,3 +309,36 @@ def test_crowds_of_moving_shapes_are_seen_exactly(tmp_path, seed: int) -> None:
             assert difference.max() < 5e-3 and (difference < 1e-4).mean() > 0.99
             assert np.isfinite(ranges).sum() > 300
     world.close()
+
+
+def test_scans_cast_on_several_threads_equal_the_serial_cast(tmp_path, monkeypatch) -> None:
+    """A large batch is shared out among numba's threads: every range and hit bit as serial."""
+    import functools
+
+    from sim_server.core import laser_scanner, raycast
+    from sim_server.core.geometry import Pose2D
+    from sim_server.core.laser_scanner import LaserScanner, scan_all, scene_of
+
+    (tmp_path / "disc.model.yaml").write_text("bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.3, density: 1}]\n")
+    (tmp_path / "walls.txt").write_text("-9 -9 9 -9\n9 -9 9 9\n9 9 -9 9\n-9 9 -9 -9\n0 -3 2 4\n")
+    (tmp_path / "walls.yaml").write_text("type: line_segments\ndata: walls.txt\nscale: 1.0\norigin: [0, 0, 0]\n")
+    rng = np.random.default_rng(5)
+    models = "".join(
+        f"  - {{name: m{i}, model: disc.model.yaml, pose: [{rng.uniform(-8, 8):.3f}, {rng.uniform(-8, 8):.3f}, 0]}}\n"
+        for i in range(40)
+    )
+    (tmp_path / "world.yaml").write_text("properties: {}\nlayers:\n  - {name: walls, map: walls.yaml}\nmodels:\n" + models)
+    world = World.from_file(tmp_path / "world.yaml")
+    world.step()
+    scene = scene_of(world)
+    scanners = [
+        LaserScanner(world.models[f"m{i}"].first_body.physics_body, Pose2D(0.4, 0.0, 0.0), -2.0, 2.0, 0.01, 15.0, 0xFFFF)
+        for i in range(40)
+    ]
+    serial = scan_all(scanners, scene, world.time.iterations)
+    monkeypatch.setattr(laser_scanner, "cast_scans", functools.partial(raycast.cast_scans, parallel=True))
+    threaded = scan_all(scanners, scene, world.time.iterations)
+    for (ranges, bits), (ranges_threaded, bits_threaded) in zip(serial, threaded):
+        assert np.array_equal(ranges, ranges_threaded, equal_nan=True) and np.array_equal(bits, bits_threaded)
+    assert sum(int(np.isfinite(ranges).sum()) for ranges, _ in serial) > 10000
+    world.close()
