@@ -375,7 +375,7 @@ def _sectors(ox, oy, xs, ys, radii, count, sector_count):  # pragma: no cover - 
         distance = math.hypot(to_x, to_y)
         first = np.int64(0)
         last = np.int64(sector_count - 1)
-        if distance > radii[k] * (1.0 + 1e-9) + 1e-12 and sector_count > 1:
+        if distance > radii[k] * (1.0 + 1e-9) + 1e-12:
             half = math.asin(radii[k] / distance)
             direction = math.atan2(to_y, to_x)
             first = np.int64(math.floor((direction - half) * per_radian)) - 1
@@ -1034,9 +1034,9 @@ def cast_scans(
     # casts serially meanwhile.
     if parallel and not _PARALLEL_CAST.acquire(blocking=False):
         parallel = False
-    extra = (min(scans, PARALLEL_CHUNKS_PER_THREAD * get_num_threads()),) if parallel else ()
     try:
-        _cast(parallel, extra, batch, origins_x, origins_y, headings, scene, shapes, ranges, tags)
+        chunks = min(scans, PARALLEL_CHUNKS_PER_THREAD * get_num_threads()) if parallel else 0
+        _cast(chunks, batch, origins_x, origins_y, headings, scene, shapes, ranges, tags)
     finally:
         if parallel:
             _PARALLEL_CAST.release()
@@ -1049,13 +1049,13 @@ def cast_scans(
     return ranges, tags
 
 
-def _cast(parallel: bool, extra: tuple, batch: ScanBatch, origins_x: np.ndarray, origins_y: np.ndarray,
-          headings: np.ndarray, scene: StaticScene, shapes: MovingShapes, ranges: np.ndarray, tags: np.ndarray) -> None:
-    """The compiled cast of :func:`cast_scans` into ``ranges`` and ``tags`` (``extra``: the
-    parallel cast's number of runs of scans)."""
+def _cast(chunks: int, batch: ScanBatch, origins_x: np.ndarray, origins_y: np.ndarray, headings: np.ndarray,
+          scene: StaticScene, shapes: MovingShapes, ranges: np.ndarray, tags: np.ndarray) -> None:
+    """The compiled cast of :func:`cast_scans` into ``ranges`` and ``tags``: on threads in
+    ``chunks`` runs of scans, serially when ``chunks`` is 0."""
     fixed = scene.fixed
     # Every argument of the types warm_up() compiled (scalars too: a NumPy float32 would not be).
-    (_cast_scans_parallel if parallel else _cast_scans)(
+    (_cast_scans_parallel if chunks else _cast_scans)(
         _typed(origins_x, np.float64), _typed(origins_y, np.float64), _typed(headings, np.float64),
         batch.beam_starts, batch.local_cos, batch.local_sin, batch.max_ranges, batch.masks,
         scene.item_segments, scene.item_kinds, scene.item_axis, scene.item_bits, scene.item_tags,
@@ -1067,7 +1067,7 @@ def _cast(parallel: bool, extra: tuple, batch: ScanBatch, origins_x: np.ndarray,
         shapes.polygons, shapes.polygon_counts, shapes.polygon_bits, shapes.polygon_tags, shapes.polygon_radii,
         shapes.circles, shapes.circle_bits, shapes.circle_tags,
         ranges, tags,
-        *extra,
+        *((chunks,) if chunks else ()),
     )
 
 
