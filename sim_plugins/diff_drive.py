@@ -21,7 +21,7 @@ from sim_server.core.geometry import Pose2D
 from sim_server.core.plugin_api import ModelPlugin
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.yaml_reader import YamlReader
-from sim_plugins.common import body_of, read_dynamics
+from sim_plugins.common import body_of, offset_point_velocity, read_dynamics
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -108,12 +108,8 @@ class DiffDrive(ModelPlugin):
         theta = body.angle
         cos_t, sin_t = math.cos(theta), math.sin(theta)
         vx, vy = linear * cos_t, linear * sin_t
-        # The body turns about its origin: its centre of mass (offset r) moves at v + w x r.
-        local_x, local_y = self._local_center
-        body.linearVelocity = (
-            vx - angular * (sin_t * local_x + cos_t * local_y),
-            vy + angular * (cos_t * local_x - sin_t * local_y),
-        )
+        # The body turns about its origin: its centre of mass is offset from it.
+        body.linearVelocity = offset_point_velocity(linear, angular, cos_t, sin_t, *self._local_center)
         body.angularVelocity = angular  # (Box2D wakes the body for any velocity but zero)
         if not odometry_due:
             return

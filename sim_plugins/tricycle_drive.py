@@ -23,7 +23,7 @@ from sim_server.core.geometry import Pose2D
 from sim_server.core.plugin_api import ModelPlugin
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.yaml_reader import YamlReader
-from sim_plugins.common import body_of, read_dynamics
+from sim_plugins.common import body_of, offset_point_velocity, read_dynamics
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -138,13 +138,9 @@ class TricycleDrive(ModelPlugin):
         forward = self.speed * math.cos(self.steer)
         cos_t, sin_t = math.cos(theta), math.sin(theta)
         wz = self.speed * math.sin(self.steer) / self.wheelbase
-        # The rear axle's midpoint moves straight ahead at ``forward``; the centre of mass (offset
-        # r from it) at v + w x r.
-        local_x, local_y = self._center_from_rear
-        body.linearVelocity = (
-            forward * cos_t - wz * (sin_t * local_x + cos_t * local_y),
-            forward * sin_t + wz * (cos_t * local_x - sin_t * local_y),
-        )
+        # The rear axle's midpoint moves straight ahead at ``forward``; the centre of mass is
+        # offset from it.
+        body.linearVelocity = offset_point_velocity(forward, wz, cos_t, sin_t, *self._center_from_rear)
         body.angularVelocity = wz  # (Box2D wakes the body for any velocity but zero)
 
     def on_shutdown(self) -> None:

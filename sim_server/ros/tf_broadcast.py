@@ -28,7 +28,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from tf2_msgs.msg import TFMessage
 
 from sim_server.core.geometry import Pose2D
-from sim_server.ros.conversions import set_stamp, time_msg
+from sim_server.ros.conversions import set_stamp
 from sim_server.ros.subscriber_check import SubscriberCheck
 
 TF_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
@@ -53,13 +53,8 @@ def transform(parent: str, child: str, pose: Pose2D, stamp_ns: int) -> Transform
     """A TransformStamped placing ``child`` at the planar ``pose`` in ``parent``."""
     msg = TransformStamped()
     msg.header.frame_id = parent
-    msg.header.stamp = time_msg(stamp_ns)
     msg.child_frame_id = child
-    msg.transform.translation.x = pose.x
-    msg.transform.translation.y = pose.y
-    msg.transform.rotation.z = math.sin(0.5 * pose.theta)
-    msg.transform.rotation.w = math.cos(0.5 * pose.theta)
-    return msg
+    return update_transform(msg, pose, stamp_ns)
 
 
 class TfBroadcaster:
