@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 
-from sim_server.core.geometry import Pose2D
-from sim_server.core.plugin_api import ModelPlugin
+import numpy as np
+
+from sim_server.core.body_memory import BodyBatch, memory_access_works
+from sim_server.core.geometry import Pose2D, offset_point_velocity
+from sim_server.core.plugin_api import ModelPlugin, PluginBatch
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.yaml_reader import YamlReader
-from sim_plugins.common import body_of, offset_point_velocity, read_dynamics
+from sim_plugins.common import body_of, read_dynamics
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -39,6 +42,7 @@ class DiffDrive(ModelPlugin):
         enable_twist = config.get_bool("enable_twist_pub", True)
         self.enable_tf = config.get_bool("enable_odom_tf_pub", True)
         self.body = body_of(self.model, config, body_name).physics_body
+        memory_access_works()  # compiled (or loaded from numba's cache) now, not in the first step
         #: The body's centre of mass in its own frame (m), fixed once its fixtures are made.
         self._local_center = tuple(self.body.localCenter)
         self._limited = not (self.linear_limits.unlimited and self.angular_limits.unlimited)
@@ -48,6 +52,8 @@ class DiffDrive(ModelPlugin):
         self.last_twist = (0.0, 0.0)
         self._twist_publisher = None
         self._tf = None
+        #: Whether anybody subscribes to the odometry or the twist (None without such topics).
+        self._topics_listened = None
         node = self.context.ros_node
         if node is not None:
             from geometry_msgs.msg import TwistStamped
@@ -64,6 +70,9 @@ class DiffDrive(ModelPlugin):
                 self._twist_listened = SubscriberCheck(self._twist_publisher)
                 self._twist_message = TwistStamped()
                 self._twist_message.header.frame_id = self.odometry.child_frame_id
+            topics = (*self.odometry.publishers, *([self._twist_publisher] if self._twist_publisher else []))
+            if topics:
+                self._topics_listened = SubscriberCheck(*topics)
             if self.enable_tf:
                 self._tf = broadcaster_for(node)
                 self._tf_message = transform(self.odometry.odom_frame_id, self.odometry.child_frame_id, Pose2D(), 0)
@@ -79,56 +88,68 @@ class DiffDrive(ModelPlugin):
                     )
 
     def before_physics_step(self, time: TimeKeeper) -> None:
-        self._drive(time, self.odometry.timer.check(time))
-
-    @classmethod
-    def before_physics_step_batch(cls, plugins: "list[DiffDrive]", time: TimeKeeper) -> None:
-        """Every drive's step in one loop, with each odometry rate's timer asked once."""
-        odometry_due: dict[int | None, bool] = {}
-        for plugin in plugins:
-            timer = plugin.odometry.timer
-            due = odometry_due.get(timer.period_ns)
-            if due is None:
-                due = odometry_due[timer.period_ns] = timer.check(time)
-            plugin._drive(time, due)
-
-    def _drive(self, time: TimeKeeper, odometry_due: bool) -> None:
-        """Set the body's velocity from the command; measure and publish odometry when due."""
-        command = self.command
-        if self._limited:
-            dt = time.step_size
-            self.linear = linear = self.linear_limits.limit(self.linear, command.linear, dt)
-            self.angular = angular = self.angular_limits.limit(self.angular, command.angular, dt)
-        else:
-            self.linear = linear = command.linear
-            self.angular = angular = command.angular
+        self._update_speeds(time.step_size)
         body = self.body
         position = body.position
         x, y = position.x, position.y  # (unpacking a b2Vec2 iterates in Python: slower)
         theta = body.angle
-        cos_t, sin_t = math.cos(theta), math.sin(theta)
-        vx, vy = linear * cos_t, linear * sin_t
         # The body turns about its origin: its centre of mass is offset from it.
-        body.linearVelocity = offset_point_velocity(linear, angular, cos_t, sin_t, *self._local_center)
-        body.angularVelocity = angular  # (Box2D wakes the body for any velocity but zero)
-        if not odometry_due:
-            return
-        truth, noisy = self.odometry.measure(time.time_ns, Pose2D(x, y, theta), vx, vy, self.angular)
-        self.odometry.publish(truth, noisy)
-        # The twist noise is drawn whether or not anybody listens, so seeded runs do not depend
-        # on who subscribes.
-        if self.odometry.noisy:
-            noise = self.odometry.rng.normal(0.0, 1.0, 2) * self.odometry.noise_std[[3, 5]]
-            self.last_twist = (self.linear + noise[0], self.angular + noise[1])
+        body.linearVelocity = offset_point_velocity(
+            self.linear, self.angular, math.cos(theta), math.sin(theta), *self._local_center
+        )
+        body.angularVelocity = self.angular  # (Box2D wakes the body for any velocity but zero)
+        if self.odometry.timer.check(time):
+            self._report(time, x, y, theta)
+
+    @classmethod
+    def before_physics_step_batch(cls, plugins: PluginBatch, time: TimeKeeper) -> None:
+        """Every drive's step: the bodies' poses read and velocities set in one compiled call
+        (:class:`~sim_server.core.body_memory.BodyBatch`), then odometry where due."""
+        drives = plugins.cache.get("drives")
+        if drives is None:
+            drives = plugins.cache["drives"] = _Drives(plugins)
+        drives.step(time)
+
+    def _update_speeds(self, dt: float) -> None:
+        """The commanded speeds, through the dynamics limits over ``dt`` seconds."""
+        command = self.command
+        if self._limited:
+            self.linear = self.linear_limits.limit(self.linear, command.linear, dt)
+            self.angular = self.angular_limits.limit(self.angular, command.angular, dt)
         else:
-            self.last_twist = (self.linear, self.angular)
+            self.linear, self.angular = command.linear, command.angular
+
+    def _report(self, time: TimeKeeper, x: float, y: float, theta: float) -> None:
+        """Measure and publish odometry, twist and TF of the pose (m, rad) before the step."""
+        linear, angular = self.linear, self.angular
+        odometry = self.odometry
+        world_vx, world_vy = linear * math.cos(theta), linear * math.sin(theta)
+        topics_wanted = self._topics_listened is not None and self._topics_listened()
+        tf_wanted = self._tf is not None and self._tf.listened
+        if not (topics_wanted or tf_wanted):
+            odometry.note(time.time_ns, x, y, theta, world_vx, world_vy, angular)
+            self._measure_twist(linear, angular)
+            return
+        truth, noisy = odometry.measure(time.time_ns, Pose2D(x, y, theta), world_vx, world_vy, angular)
+        odometry.publish(truth, noisy)
+        self._measure_twist(linear, angular)
         if self._twist_publisher is not None and self._twist_listened():
             message = self._twist_message
             self._set_stamp(message.header, time.time_ns)
             message.twist.linear.x, message.twist.angular.z = self.last_twist
             self._twist_publisher.publish(message)
-        if self._tf is not None and self._tf.listened:
+        if tf_wanted:
             self._tf.send([self._update_transform(self._tf_message, noisy.pose, time.time_ns)])
+
+    def _measure_twist(self, linear: float, angular: float) -> None:
+        """:attr:`last_twist`: the speeds (m/s, rad/s) with the twist noise, which is drawn
+        whether or not anybody listens, so seeded runs do not depend on who subscribes."""
+        odometry = self.odometry
+        if odometry.noisy:
+            noise = odometry.rng.normal(0.0, 1.0, 2) * odometry.noise_std[[3, 5]]
+            self.last_twist = (linear + noise[0], angular + noise[1])
+        else:
+            self.last_twist = (linear, angular)
 
     def on_shutdown(self) -> None:
         if self._tf is not None:
@@ -140,3 +161,43 @@ class DiffDrive(ModelPlugin):
         if self._twist_publisher is not None:
             self.context.ros_node.destroy_publisher(self._twist_publisher)
             self._twist_publisher = None
+
+
+class _Drives:
+    """The drives of one batch: their bodies, speeds and centres of mass as arrays, and the
+    drives grouped by odometry rate (a group's timer is asked once per step)."""
+
+    def __init__(self, plugins: "list[DiffDrive]") -> None:
+        self.plugins = list(plugins)
+        self.bodies = BodyBatch(plugin.body for plugin in self.plugins)
+        self.local_centers = np.array([plugin._local_center for plugin in self.plugins], dtype=np.float64).reshape(-1, 2)
+        self.forward = np.zeros(len(self.plugins))
+        self.turn_rate = np.zeros(len(self.plugins))
+        self.poses = np.zeros((len(self.plugins), 3))
+        self.limited = [(i, plugin) for i, plugin in enumerate(self.plugins) if plugin._limited]
+        groups: dict[int | None, list[tuple[int, DiffDrive]]] = {}
+        for i, plugin in enumerate(self.plugins):
+            groups.setdefault(plugin.odometry.timer.period_ns, []).append((i, plugin))
+        self.odometry_groups = list(groups.values())
+        #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).
+        self.commands_read = -1
+
+    def step(self, time: TimeKeeper) -> None:
+        dt = time.step_size
+        if self.commands_read != VelocityCommand.changes:
+            self.commands_read = VelocityCommand.changes
+            for i, plugin in enumerate(self.plugins):
+                if not plugin._limited:
+                    plugin._update_speeds(dt)
+                    self.forward[i], self.turn_rate[i] = plugin.linear, plugin.angular
+        for i, plugin in self.limited:  # their speeds change over time at a steady command
+            plugin._update_speeds(dt)
+            self.forward[i], self.turn_rate[i] = plugin.linear, plugin.angular
+        self.bodies.drive_unicycles(self.forward, self.turn_rate, self.local_centers, self.poses)
+        rows = None
+        for group in self.odometry_groups:
+            if group[0][1].odometry.timer.check(time):
+                if rows is None:
+                    rows = self.poses.tolist()
+                for i, plugin in group:
+                    plugin._report(time, *rows[i])

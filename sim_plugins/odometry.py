@@ -75,9 +75,9 @@ class OdometryPublisher:
         #: Whether any noise is added (without, no random numbers are drawn at all).
         self.noisy = bool(self.noise_std.any())
         self.rng = plugin_rng(context)
-        #: The last ground truth and noisy odometry (for in-process use).
-        self.last_truth: OdometryState | None = None
-        self.last_odometry: OdometryState | None = None
+        self._last: tuple[OdometryState, OdometryState] | None = None
+        #: A noise-free measurement noted but not built yet (see :meth:`note`).
+        self._noted: tuple[int, float, float, float, float, float, float] | None = None
         self._publishers = None
         node = context.ros_node
         if node is not None and self.enabled:
@@ -101,8 +101,38 @@ class OdometryPublisher:
             odometry_message.twist.covariance = self.twist_covariance
             self._messages = (truth_message, odometry_message)
 
+    @property
+    def last_truth(self) -> OdometryState | None:
+        """The last ground truth measured (None before the first), for in-process use."""
+        last = self._latest()
+        return None if last is None else last[0]
+
+    @property
+    def last_odometry(self) -> OdometryState | None:
+        """The last noisy odometry measured (None before the first), for in-process use."""
+        last = self._latest()
+        return None if last is None else last[1]
+
+    def _latest(self) -> tuple[OdometryState, OdometryState] | None:
+        if self._noted is not None:
+            stamp_ns, x, y, theta, world_vx, world_vy, wz = self._noted
+            self._noted = None
+            self.measure(stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz)
+        return self._last
+
+    def note(self, stamp_ns: int, x: float, y: float, theta: float, world_vx: float, world_vy: float, wz: float) -> None:
+        """What :meth:`measure` of that pose (m, rad) and world-frame velocity (m/s, rad/s) does
+        when nothing is published: without noise the measurement is a function of these numbers
+        alone, so they are kept and the states built when :attr:`last_truth` or
+        :attr:`last_odometry` is read (a thousand robots' odometry nobody reads costs nothing)."""
+        if self.noisy:  # the noise is drawn now: seeded runs must not depend on who reads
+            self.measure(stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz)
+        else:
+            self._noted = (stamp_ns, x, y, theta, world_vx, world_vy, wz)
+
     def measure(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> tuple[OdometryState, OdometryState]:
         """Ground truth and noisy odometry of a body with the given pose and world-frame velocity."""
+        self._noted = None
         vx, vy = world_vx, world_vy
         if self.twist_in_local_frame:
             cos_t, sin_t = math.cos(pose.theta), math.sin(pose.theta)
@@ -115,7 +145,7 @@ class OdometryPublisher:
             )
         else:
             noisy = truth
-        self.last_truth, self.last_odometry = truth, noisy
+        self._last = (truth, noisy)
         return truth, noisy
 
     def _fill(self, message, state: OdometryState):
@@ -126,9 +156,9 @@ class OdometryPublisher:
         return message
 
     @property
-    def listened(self) -> bool:
-        """Whether anybody subscribes to either odometry topic."""
-        return self._publishers is not None and any(listened() for listened in self._listened)
+    def publishers(self) -> tuple:
+        """The ground truth and odometry publishers (none without ROS or when disabled)."""
+        return self._publishers or ()
 
     def publish(self, truth: OdometryState, noisy: OdometryState) -> None:
         """Publish ground truth, then the noisy odometry, to whoever subscribes."""

@@ -19,11 +19,11 @@ import math
 
 from sim_server.core import limits as bounds
 from sim_server.core.dynamics_limits import DynamicsLimits
-from sim_server.core.geometry import Pose2D
+from sim_server.core.geometry import Pose2D, offset_point_velocity
 from sim_server.core.plugin_api import ModelPlugin
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.yaml_reader import YamlReader
-from sim_plugins.common import body_of, offset_point_velocity, read_dynamics
+from sim_plugins.common import body_of, read_dynamics
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
 

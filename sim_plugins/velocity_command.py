@@ -35,6 +35,10 @@ def _checked(value: float, within: limits.Range, what: str) -> float:
 class VelocityCommand:
     """The latest command: ``linear`` (m/s) and ``angular`` (rad/s, or the steering angle)."""
 
+    #: Incremented whenever any command of the process changes: a batch of drives reads the
+    #: commands again only then.
+    changes = 0
+
     def __init__(self, context: PluginContext, config: YamlReader) -> None:
         self.context = context
         topic = config.get_str("twist_sub", "cmd_vel")
@@ -66,6 +70,7 @@ class VelocityCommand:
     @linear.setter
     def linear(self, value: float) -> None:
         self._linear = _checked(value, limits.SPEED, "linear")
+        VelocityCommand.changes += 1
 
     @property
     def angular(self) -> float:
@@ -75,11 +80,13 @@ class VelocityCommand:
     @angular.setter
     def angular(self, value: float) -> None:
         self._angular = _checked(value, limits.ANGULAR_SPEED, "angular")
+        VelocityCommand.changes += 1
 
     def _set(self, twist) -> None:
         linear, angular = float(twist.linear.x), float(twist.angular.z)
         if limits.SPEED.contains(linear) and limits.ANGULAR_SPEED.contains(angular):
             self._linear, self._angular = linear, angular
+            VelocityCommand.changes += 1
             return
         self._dropped += 1
         now = time.monotonic()

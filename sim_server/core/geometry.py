@@ -41,3 +41,17 @@ class Pose2D:
 def normalize_angle(angle: float) -> float:
     """Wrap ``angle`` (radians) into [-pi, pi)."""
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def offset_point_velocity(
+    forward: float, turn_rate: float, cos_t: float, sin_t: float, offset_x: float, offset_y: float
+) -> tuple[float, float]:
+    """World velocity (m/s) of a body point at (``offset_x``, ``offset_y``) in the body frame
+    (m) from a reference point that moves ``forward`` (m/s) along the body's x axis while the
+    body turns at ``turn_rate`` (rad/s); the body's heading has cosine ``cos_t`` and sine
+    ``sin_t``. Drives give it the centre of mass's offset: Box2D's linear velocity is that
+    point's (v + w x r). (Also compiled, unchanged, for :mod:`sim_server.core.body_memory`.)"""
+    return (
+        forward * cos_t - turn_rate * (sin_t * offset_x + cos_t * offset_y),
+        forward * sin_t + turn_rate * (cos_t * offset_x - sin_t * offset_y),
+    )

@@ -13,12 +13,13 @@ compiles it.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from Box2D import b2
 
+from sim_server.core.body_memory import BodyBatch, memory_access_works
 from sim_server.core.geometry import Pose2D
 from sim_server.core.model import fixture_def, footprint_bits
 from sim_server.core.raycast import (
@@ -209,7 +210,7 @@ class _MovingTable:
     """
 
     def __init__(self, models: list[_ModelShapes]) -> None:
-        self.bodies: list["b2.body"] = [body for shapes in models for body in shapes.bodies]
+        self.bodies = BodyBatch(body for shapes in models for body in shapes.bodies)
         body_offsets = np.cumsum([0] + [len(shapes.bodies) for shapes in models[:-1]], dtype=np.int64)
 
         def stack(name: str, empty: np.ndarray) -> np.ndarray:
@@ -234,7 +235,7 @@ class _MovingTable:
         """Every footprint at its body's current pose (world frame)."""
         if not self.bodies:
             return MovingShapes.empty()
-        poses = body_poses(self.bodies)
+        poses = self.bodies.poses()
         polygons, circles = place_shapes(poses, self.polygons, self.polygon_body, self.circles, self.circle_body)
         return MovingShapes(
             polygons, self.polygon_counts, self.polygon_bits, self.polygon_bits,
@@ -255,9 +256,10 @@ class ScanScene:
     """
 
     def __init__(self, world: "World") -> None:
-        # The ray caster compiles (or loads numba's cache) now, while the world loads or a model
-        # with a laser is spawned, not in the first step that scans.
+        # The ray caster and the batch body access compile (or load numba's cache) now, while
+        # the world loads or a model with a laser is spawned, not in the first step that scans.
         warm_up()
+        memory_access_works()
         self._world = world
         self._static: StaticScene | None = None
         self._static_version: tuple[int, int] | None = None
@@ -270,7 +272,7 @@ class ScanScene:
         self._table: _MovingTable | None = None
         self._moving: MovingShapes | None = None
         self._moving_at = -1
-        self._layouts: "dict[tuple[int, ...], tuple[list[LaserScanner], tuple[ScanBatch, np.ndarray]]]" = {}
+        self._layouts: "dict[tuple[int, ...], tuple[list[LaserScanner], tuple[ScanBatch, np.ndarray, BodyBatch]]]" = {}
         #: Per model spec, the shapes of its first instance (later instances share the arrays) and
         #: how many instances are in the world (the entry goes with the last one).
         self._by_spec: "dict[int, list]" = {}
@@ -398,35 +400,26 @@ class ScanScene:
             self._fixed = _MovingTable([s for s in self._models.values() if s is not None and s.fixed]).in_world()
         return self._fixed
 
-    def layout(self, scanners: "list[LaserScanner]") -> tuple[ScanBatch, np.ndarray]:
-        """The beam layout of a line-up of scanners and their origins on their bodies (3 x S:
-        x, y, theta), kept for the line-ups seen last (lasers due on the same steps come back
-        together)."""
+    def layout(self, scanners: "list[LaserScanner]") -> tuple[ScanBatch, np.ndarray, BodyBatch]:
+        """The beam layout of a line-up of scanners, their origins on their bodies (3 x S:
+        x, y, theta) and their bodies, kept for the line-ups seen last (lasers due on the same
+        steps come back together)."""
         key = tuple(map(id, scanners))
         cached = self._layouts.get(key)
         if cached is not None:
             return cached[1]
         batch = ScanBatch.of([(s.local_angles, s.max_range, s.layer_bits) for s in scanners])
         origins = np.array([(s.origin.x, s.origin.y, s.origin.theta) for s in scanners], dtype=np.float64).T.copy()
+        bodies = BodyBatch(s.body for s in scanners)
         if len(self._layouts) >= LAYOUT_CACHE_SIZE:
             del self._layouts[next(iter(self._layouts))]
-        self._layouts[key] = (list(scanners), (batch, origins))  # holding the scanners keeps their ids unique
-        return batch, origins
+        self._layouts[key] = (list(scanners), (batch, origins, bodies))  # holding the scanners keeps their ids unique
+        return batch, origins, bodies
 
     def close(self) -> None:
         """Stop following the world."""
         self._world.remove_listener(self)
         self._layouts.clear()
-
-
-def body_poses(bodies: "Iterable[b2.body]") -> np.ndarray:
-    """(N, 3) x, y (m) and angle (rad) of Box2D bodies, read as ``.x`` and ``.y`` (unpacking a
-    ``b2Vec2`` iterates in Python: a third slower)."""
-    rows = []
-    for body in bodies:
-        position = body.position
-        rows.append((position.x, position.y, body.angle))
-    return np.array(rows, dtype=np.float64).reshape(-1, 3)
 
 
 def scene_of(world: "World") -> ScanScene:
@@ -517,8 +510,8 @@ def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> 
     """
     if not scanners:
         return []
-    batch, origins = scene.layout(scanners)
-    bodies = body_poses([scanner.body for scanner in scanners]).T
+    batch, origins, laser_bodies = scene.layout(scanners)
+    bodies = laser_bodies.poses().T
     # Each laser's pose: its body's pose composed with its origin (as Pose2D.compose).
     cos_t, sin_t = np.cos(bodies[2]), np.sin(bodies[2])
     x = bodies[0] + cos_t * origins[0] - sin_t * origins[1]

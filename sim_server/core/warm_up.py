@@ -1,11 +1,14 @@
-"""Fill numba's on-disk cache of the ray caster: ``python -m sim_server.core.warm_up``.
+"""Fill numba's on-disk cache of the ray caster and of the batch body access:
+``python -m sim_server.core.warm_up``.
 
 ``make setup`` runs it, so that the first server started after an install loads the compiled ray
 caster in a few tenths of a second instead of compiling it for some 15 to 45 s (see
 :func:`sim_server.core.raycast.warm_up`). Run it again by hand after editing
 ``sim_server/core/raycast.py`` or upgrading numba; it is quick when the cache is up to date.
 
-Prints one line: what it did, how long it took and where the cache is. Exit code 0, also when
+Prints two lines: what it did for the ray caster, how long it took and where the cache is; and
+whether bodies are read and written in memory (:mod:`sim_server.core.body_memory`) or through
+SWIG. Exit code 0, also when
 numba has no writable cache directory (then it says so: every process compiles on its own).
 """
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sim_server.core import raycast
+from sim_server.core import body_memory, raycast
 
 
 def cache_directory() -> str | None:
@@ -33,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = raycast.warm_up(log=lambda message: None)
     if not hasattr(raycast.ENTRY_POINTS[-1], "signatures"):
         print(f"ray caster: numba's JIT is disabled (NUMBA_DISABLE_JIT): nothing to compile ({seconds:.1f} s)")
+        print("body access: through SWIG, one body at a time (numba's JIT is disabled)")
         return 0
     loaded, compiled = raycast._cache_counts()  # noqa: SLF001 - same package
     directory = cache_directory()
@@ -46,7 +50,15 @@ def main(argv: list[str] | None = None) -> int:
         else "not cached: numba found no writable cache directory (set NUMBA_CACHE_DIR)"
     )
     print(f"ray caster: {what}; {where}")
+    print(f"body access: {_body_access()}")
     return 0
+
+
+def _body_access() -> str:
+    """Compile the batch body access (or load it) and say how bodies are reached."""
+    if body_memory.memory_access_works():
+        return "in memory (compiled batch reads and writes of Box2D bodies)"
+    return "through SWIG, one body at a time (the memory layout check failed)"
 
 
 if __name__ == "__main__":

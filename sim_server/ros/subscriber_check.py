@@ -28,17 +28,19 @@ def refresh_all() -> None:
 
 
 class SubscriberCheck:
-    """Call it to learn whether ``publisher`` has at least one subscriber (asked again after
-    :data:`SUBSCRIBER_REFRESH_PERIOD` wall seconds or a :func:`refresh_all`).
+    """Call it to learn whether ``publisher`` (or any of ``more``) has at least one subscriber
+    (asked again after :data:`SUBSCRIBER_REFRESH_PERIOD` wall seconds or a :func:`refresh_all`).
+    One check over all the topics of a robot makes the usual answer, nobody, one call.
 
     Args:
         publisher: an rclpy publisher.
+        more: more publishers.
     """
 
-    __slots__ = ("publisher", "_listened", "_next_refresh", "_generation")
+    __slots__ = ("publishers", "_listened", "_next_refresh", "_generation")
 
-    def __init__(self, publisher: Any) -> None:
-        self.publisher = publisher
+    def __init__(self, publisher: Any, *more: Any) -> None:
+        self.publishers = (publisher, *more)
         self._listened = False
         self._next_refresh = 0.0
         self._generation = -1
@@ -46,7 +48,7 @@ class SubscriberCheck:
     def __call__(self) -> bool:
         now = time.monotonic()
         if now >= self._next_refresh or self._generation != _generation:
-            self._listened = self.publisher.get_subscription_count() > 0
+            self._listened = any(publisher.get_subscription_count() > 0 for publisher in self.publishers)
             self._next_refresh = now + SUBSCRIBER_REFRESH_PERIOD
             self._generation = _generation
         return self._listened

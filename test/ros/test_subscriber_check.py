@@ -42,3 +42,19 @@ def test_refreshes_after_callbacks_were_served(monkeypatch) -> None:
     assert not listened()  # within the period, nothing served: trusted
     refresh_all()
     assert listened() and publisher.asked == 2
+
+
+def test_several_publishers_any_listened(monkeypatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(subscriber_check.time, "monotonic", lambda: now[0])
+    publishers = [CountingPublisher() for _ in range(3)]
+    listened = SubscriberCheck(*publishers)
+    assert not listened() and [p.asked for p in publishers] == [1, 1, 1]
+    assert not listened() and [p.asked for p in publishers] == [1, 1, 1]  # one clock read, no middleware call
+    publishers[2].subscribers = 1
+    now[0] += subscriber_check.SUBSCRIBER_REFRESH_PERIOD
+    assert listened()
+    publishers[2].subscribers = 0
+    publishers[0].subscribers = 2
+    refresh_all()
+    assert listened() and publishers[0].asked == 3 and publishers[1].asked == 2  # stops at the first listened

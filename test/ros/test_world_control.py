@@ -148,7 +148,8 @@ def recorded_run(context, seed: int) -> list:
         laser = harness.server.world.plugins.find(cleaner, "laser_front")
         drive = harness.server.world.plugins.find(cleaner, "cleaner_drive")
         harness.run_until(  # the server sees both subscriptions before the first step, as a client waits for
-            lambda: laser._publisher.get_subscription_count() > 0 and drive.odometry.listened, "scan and odometry matched"
+            lambda: laser._publisher.get_subscription_count() > 0
+            and drive.odometry.publishers[1].get_subscription_count() > 0, "scan and odometry matched"
         )
         twist = Twist()
         twist.linear.x, twist.angular.z = 0.6, 0.3
