@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from sim_server.core.body_memory import BodyBatch, memory_access_works
+from sim_server.core.body_memory import memory_access_works
 from sim_server.core.geometry import Pose2D, offset_point_velocity
 from sim_server.core.plugin_api import ModelPlugin, PluginBatch
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.yaml_reader import YamlReader
-from sim_plugins.common import body_of, read_dynamics
+from sim_plugins.common import DriveBatch, body_of, read_dynamics
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -104,7 +102,7 @@ class DiffDrive(ModelPlugin):
     @classmethod
     def before_physics_step_batch(cls, plugins: PluginBatch, time: TimeKeeper) -> None:
         """Every drive's step: the bodies' poses read and velocities set in one compiled call
-        (:class:`~sim_server.core.body_memory.BodyBatch`), then odometry where due."""
+        (:class:`~sim_plugins.common.DriveBatch`), then odometry where due."""
         drives = plugins.cache.get("drives")
         if drives is None:
             drives = plugins.cache["drives"] = _Drives(plugins)
@@ -163,22 +161,13 @@ class DiffDrive(ModelPlugin):
             self._twist_publisher = None
 
 
-class _Drives:
-    """The drives of one batch: their bodies, speeds and centres of mass as arrays, and the
-    drives grouped by odometry rate (a group's timer is asked once per step)."""
+
+class _Drives(DriveBatch):
+    """A batch of DiffDrives, whose speeds are read again only when a command changed."""
 
     def __init__(self, plugins: "list[DiffDrive]") -> None:
-        self.plugins = list(plugins)
-        self.bodies = BodyBatch(plugin.body for plugin in self.plugins)
-        self.local_centers = np.array([plugin._local_center for plugin in self.plugins], dtype=np.float64).reshape(-1, 2)
-        self.forward = np.zeros(len(self.plugins))
-        self.turn_rate = np.zeros(len(self.plugins))
-        self.poses = np.zeros((len(self.plugins), 3))
+        super().__init__(plugins, [plugin._local_center for plugin in plugins])
         self.limited = [(i, plugin) for i, plugin in enumerate(self.plugins) if plugin._limited]
-        groups: dict[int | None, list[tuple[int, DiffDrive]]] = {}
-        for i, plugin in enumerate(self.plugins):
-            groups.setdefault(plugin.odometry.timer.period_ns, []).append((i, plugin))
-        self.odometry_groups = list(groups.values())
         #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).
         self.commands_read = -1
 
@@ -193,11 +182,6 @@ class _Drives:
         for i, plugin in self.limited:  # their speeds change over time at a steady command
             plugin._update_speeds(dt)
             self.forward[i], self.turn_rate[i] = plugin.linear, plugin.angular
-        self.bodies.drive_unicycles(self.forward, self.turn_rate, self.local_centers, self.poses)
-        rows = None
-        for group in self.odometry_groups:
-            if group[0][1].odometry.timer.check(time):
-                if rows is None:
-                    rows = self.poses.tolist()
-                for i, plugin in group:
-                    plugin._report(time, *rows[i])
+        self.drive()
+        for plugin, pose, _ in self.odometry_due(time):
+            plugin._report(time, *pose)

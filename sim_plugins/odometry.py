@@ -79,6 +79,8 @@ class OdometryPublisher:
         #: A noise-free measurement noted but not built yet (see :meth:`note`).
         self._noted: tuple[int, float, float, float, float, float, float] | None = None
         self._publishers = None
+        #: Whether anybody subscribes to either topic (None without ROS).
+        self._anyone = None
         node = context.ros_node
         if node is not None and self.enabled:
             from nav_msgs.msg import Odometry
@@ -97,6 +99,7 @@ class OdometryPublisher:
                 message.header.frame_id = frame
                 message.child_frame_id = self.child_frame_id
             self._listened = tuple(SubscriberCheck(publisher) for publisher in self._publishers)
+            self._anyone = SubscriberCheck(*self._publishers)
             odometry_message.pose.covariance = self.pose_covariance
             odometry_message.twist.covariance = self.twist_covariance
             self._messages = (truth_message, odometry_message)
@@ -129,6 +132,14 @@ class OdometryPublisher:
             self.measure(stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz)
         else:
             self._noted = (stamp_ns, x, y, theta, world_vx, world_vy, wz)
+
+    def report(self, stamp_ns: int, x: float, y: float, theta: float, world_vx: float, world_vy: float, wz: float) -> None:
+        """Measure the pose (m, rad) and world-frame velocity (m/s, rad/s) and publish to
+        whoever subscribes; only :meth:`note` them when nobody does."""
+        if self._anyone is not None and self._anyone():
+            self.publish(*self.measure(stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz))
+        else:
+            self.note(stamp_ns, x, y, theta, world_vx, world_vy, wz)
 
     def measure(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> tuple[OdometryState, OdometryState]:
         """Ground truth and noisy odometry of a body with the given pose and world-frame velocity."""

@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 
 from sim_server.core import limits as bounds
+from sim_server.core.body_memory import memory_access_works
 from sim_server.core.dynamics_limits import DynamicsLimits
-from sim_server.core.geometry import Pose2D, offset_point_velocity
-from sim_server.core.plugin_api import ModelPlugin
+from sim_server.core.geometry import offset_point_velocity
+from sim_server.core.plugin_api import ModelPlugin, PluginBatch
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.yaml_reader import YamlReader
-from sim_plugins.common import body_of, read_dynamics
+from sim_plugins.common import DriveBatch, body_of, read_dynamics
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -52,6 +53,7 @@ class TricycleDrive(ModelPlugin):
         self.steering_limits = DynamicsLimits(acceleration, deceleration, velocity_limit)
         body = body_of(self.model, config, body_name)
         self.body = body.physics_body
+        memory_access_works()  # compiled (or loaded from numba's cache) now, not in the first step
         joints = {}
         for key, name in joint_names.items():
             joint = self.model.joints.get(name)
@@ -116,11 +118,33 @@ class TricycleDrive(ModelPlugin):
         theta = body.angle
         if self.odometry.timer.check(time):
             velocity = body.GetLinearVelocityFromLocalPoint((0.0, 0.0))
-            truth, noisy = self.odometry.measure(
-                time.time_ns, Pose2D(x, y, theta), velocity[0], velocity[1], body.angularVelocity
-            )
-            self.odometry.publish(truth, noisy)
+            self.odometry.report(time.time_ns, x, y, theta, velocity.x, velocity.y, body.angularVelocity)
+        forward, wz = self._steer(time.step_size)
+        # The rear axle's midpoint moves straight ahead at ``forward``; the centre of mass is
+        # offset from it.
+        body.linearVelocity = offset_point_velocity(forward, wz, math.cos(theta), math.sin(theta), *self._center_from_rear)
+        body.angularVelocity = wz  # (Box2D wakes the body for any velocity but zero)
+
+    @classmethod
+    def before_physics_step_batch(cls, plugins: PluginBatch, time: TimeKeeper) -> None:
+        """Every drive's step: the steering in Python, the bodies' poses and velocities read
+        and set in one compiled call (:class:`~sim_plugins.common.DriveBatch`), then odometry
+        where due (of the state before the step, as one by one)."""
+        drives = plugins.cache.get("drives")
+        if drives is None:
+            drives = plugins.cache["drives"] = DriveBatch(plugins, [plugin._center_from_rear for plugin in plugins])
         dt = time.step_size
+        forward, turn_rate = drives.forward, drives.turn_rate
+        for i, plugin in enumerate(drives.plugins):
+            forward[i], turn_rate[i] = plugin._steer(dt)
+        drives.drive()
+        for plugin, pose, velocity in drives.odometry_due(time):
+            plugin.odometry.report(time.time_ns, *pose, *velocity)
+
+    def _steer(self, dt: float) -> tuple[float, float]:
+        """Steer and speed the front wheel up over ``dt`` seconds towards the command, within
+        the limits (the front joint shows the steering angle). Returns the rear axle
+        midpoint's forward speed (m/s) and the body's yaw rate (rad/s)."""
         target = self.command.angular
         remaining = target - self.steer
         braking = self.steering_limits.acceleration_limit
@@ -135,13 +159,7 @@ class TricycleDrive(ModelPlugin):
             self.front_joint.limits = (shown, shown)
             self._shown = shown
         self.speed = self.linear_limits.limit(self.speed, self.command.linear, dt)
-        forward = self.speed * math.cos(self.steer)
-        cos_t, sin_t = math.cos(theta), math.sin(theta)
-        wz = self.speed * math.sin(self.steer) / self.wheelbase
-        # The rear axle's midpoint moves straight ahead at ``forward``; the centre of mass is
-        # offset from it.
-        body.linearVelocity = offset_point_velocity(forward, wz, cos_t, sin_t, *self._center_from_rear)
-        body.angularVelocity = wz  # (Box2D wakes the body for any velocity but zero)
+        return self.speed * math.cos(self.steer), self.speed * math.sin(self.steer) / self.wheelbase
 
     def on_shutdown(self) -> None:
         self.command.close()

@@ -38,6 +38,9 @@ from sim_server.core.raycast import _jit
 TYPE_OFFSET = 0  # int32 b2BodyType
 FLAGS_OFFSET = 4  # uint16
 POSITION_OFFSET = 12  # m_xf.p: two float32
+SINE_OFFSET = 20  # m_xf.q.s: float32
+COSINE_OFFSET = 24  # m_xf.q.c: float32
+CENTER_OFFSET = 44  # m_sweep.c, the centre of mass in the world: two float32
 ANGLE_OFFSET = 56  # m_sweep.a: float32
 LINEAR_VELOCITY_OFFSET = 64  # two float32
 ANGULAR_VELOCITY_OFFSET = 72  # float32
@@ -146,17 +149,30 @@ def _set_velocities(addresses, velocities):
 
 
 @_jit
-def _drive_unicycles(addresses, forward, turn_rate, local_centers, poses):
-    """Read each body's pose into ``poses`` (x, y, angle), then give the body the velocity of
-    moving ``forward[i]`` (m/s) along its x axis while turning at ``turn_rate[i]`` (rad/s) about
-    its origin; Box2D's linear velocity is that of the centre of mass at ``local_centers[i]``
-    (m, body frame): v + w x r, as :func:`~sim_server.core.geometry.offset_point_velocity` computes it."""
+def _drive_unicycles(addresses, forward, turn_rate, local_centers, poses, velocities):
+    """Read each body's pose into ``poses`` (x, y, angle) and the velocity of its origin into
+    ``velocities`` (vx, vy, angular: Box2D's ``GetLinearVelocityFromLocalPoint((0, 0))`` in
+    float32 and ``angularVelocity``), then give the body the velocity of moving ``forward[i]``
+    (m/s) along its x axis while turning at ``turn_rate[i]`` (rad/s); Box2D's linear velocity is
+    that of the centre of mass at ``local_centers[i]`` (m, body frame) from the moving point:
+    v + w x r, as :func:`~sim_server.core.geometry.offset_point_velocity` computes it."""
     for i in range(addresses.shape[0]):
         address = addresses[i]
-        x = np.float64(_load_float32(address + POSITION_OFFSET))
-        y = np.float64(_load_float32(address + POSITION_OFFSET + 4))
+        x32 = _load_float32(address + POSITION_OFFSET)
+        y32 = _load_float32(address + POSITION_OFFSET + 4)
         theta = np.float64(_load_float32(address + ANGLE_OFFSET))
+        x, y = np.float64(x32), np.float64(y32)
         poses[i, 0], poses[i, 1], poses[i, 2] = x, y, theta
+        # Box2D's v + b2Cross(w, GetWorldPoint((0, 0)) - c), every operation in float32.
+        w32 = _load_float32(address + ANGULAR_VELOCITY_OFFSET)
+        zero = np.float32(0.0)
+        world_x = (_load_float32(address + COSINE_OFFSET) * zero - _load_float32(address + SINE_OFFSET) * zero) + x32
+        world_y = (_load_float32(address + SINE_OFFSET) * zero + _load_float32(address + COSINE_OFFSET) * zero) + y32
+        arm_x = world_x - _load_float32(address + CENTER_OFFSET)
+        arm_y = world_y - _load_float32(address + CENTER_OFFSET + 4)
+        velocities[i, 0] = np.float64(_load_float32(address + LINEAR_VELOCITY_OFFSET) + (-w32 * arm_y))
+        velocities[i, 1] = np.float64(_load_float32(address + LINEAR_VELOCITY_OFFSET + 4) + w32 * arm_x)
+        velocities[i, 2] = np.float64(w32)
         vx, vy = _offset_point_velocity(
             forward[i], turn_rate[i], math.cos(theta), math.sin(theta), local_centers[i, 0], local_centers[i, 1]
         )
@@ -219,11 +235,18 @@ def _probe() -> bool:
             return False
         # The drive: the same velocities as SWIG's, for a centre of mass off the origin.
         forward, turn_rate, center = np.array([0.7]), np.array([-0.3]), np.array([[0.1, -0.05]])
-        _drive_unicycles(addresses[:1], forward, turn_rate, center, poses[:1])
+        before = body.GetLinearVelocityFromLocalPoint((0.0, 0.0))
+        before = [before.x, before.y, body.angularVelocity]
+        velocities = np.zeros((1, 3))
+        _drive_unicycles(addresses[:1], forward, turn_rate, center, poses[:1], velocities)
         theta = body.angle
         body_twin.linearVelocity = offset_point_velocity(0.7, -0.3, math.cos(theta), math.sin(theta), 0.1, -0.05)
         body_twin.angularVelocity = -0.3
-        return _velocity(body) == _velocity(body_twin) and poses[0].tolist() == list(expected[0])
+        return (
+            _velocity(body) == _velocity(body_twin)
+            and poses[0].tolist() == list(expected[0])
+            and velocities[0].tolist() == before
+        )
     finally:
         for each in list(world.bodies):
             world.DestroyBody(each)
@@ -285,22 +308,24 @@ class BodyBatch:
             body.angularVelocity = w
 
     def drive_unicycles(
-        self, forward: np.ndarray, turn_rate: np.ndarray, local_centers: np.ndarray, poses: np.ndarray
-    ) -> np.ndarray:
-        """Read the poses into ``poses`` (N, 3), then move each body ``forward[i]`` (m/s) along
-        its x axis while it turns at ``turn_rate[i]`` (rad/s) about its origin, its centre of
-        mass being at ``local_centers[i]`` (m, body frame). Returns ``poses``."""
+        self, forward: np.ndarray, turn_rate: np.ndarray, local_centers: np.ndarray, poses: np.ndarray,
+        velocities: np.ndarray,
+    ) -> None:
+        """Read the poses into ``poses`` (N, 3: x, y in m, angle in rad) and the velocities of
+        the bodies' origins into ``velocities`` (N, 3: m/s, m/s, rad/s), then move each body
+        ``forward[i]`` (m/s) along its x axis while it turns at ``turn_rate[i]`` (rad/s), the
+        point moving so being ``local_centers[i]`` (m, body frame) away from the centre of mass."""
         if self.in_memory:
-            _drive_unicycles(self.addresses, forward, turn_rate, local_centers, poses)
-            return poses
+            _drive_unicycles(self.addresses, forward, turn_rate, local_centers, poses, velocities)
+            return
         for i, body in enumerate(self.bodies):
             position = body.position
             x, y, theta = position.x, position.y, body.angle
             poses[i, 0], poses[i, 1], poses[i, 2] = x, y, theta
+            velocity = body.GetLinearVelocityFromLocalPoint((0.0, 0.0))
+            velocities[i, 0], velocities[i, 1], velocities[i, 2] = velocity.x, velocity.y, body.angularVelocity
             w = float(turn_rate[i])
             body.linearVelocity = offset_point_velocity(
                 float(forward[i]), w, math.cos(theta), math.sin(theta), *local_centers[i].tolist()
             )
             body.angularVelocity = w
-        return poses
-

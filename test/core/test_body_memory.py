@@ -91,13 +91,15 @@ def test_drive_unicycles_matches_the_swig_calls(seed: int) -> None:
     slow.in_memory = False
     centers = np.array([tuple(body.localCenter) for body in bodies_a])
     poses_a, poses_b = np.zeros((len(bodies_a), 3)), np.zeros((len(bodies_a), 3))
+    velocities_a, velocities_b = np.zeros((len(bodies_a), 3)), np.zeros((len(bodies_a), 3))
     for _ in range(30):
         forward = rng.uniform(-1.0, 1.0, len(bodies_a))
         turn_rate = rng.uniform(-2.0, 2.0, len(bodies_a))
         forward[::4] = 0.0
-        fast.drive_unicycles(forward, turn_rate, centers, poses_a)
-        slow.drive_unicycles(forward, turn_rate, centers, poses_b)
+        fast.drive_unicycles(forward, turn_rate, centers, poses_a, velocities_a)
+        slow.drive_unicycles(forward, turn_rate, centers, poses_b, velocities_b)
         assert poses_a.tolist() == poses_b.tolist()
+        assert velocities_a.tolist() == velocities_b.tolist()  # the origins' velocities before
         assert state(world_a) == state(world_b)
         world_a.Step(0.02, 8, 3)
         world_b.Step(0.02, 8, 3)
@@ -108,7 +110,8 @@ def test_drive_is_the_offset_point_velocity() -> None:
     bodies = [body for body in bodies if body.type == b2.dynamicBody]
     centers = np.array([tuple(body.localCenter) for body in bodies])
     forward, turn_rate = np.linspace(-1.0, 1.0, len(bodies)), np.linspace(2.0, -2.0, len(bodies))
-    poses = BodyBatch(bodies).drive_unicycles(forward, turn_rate, centers, np.zeros((len(bodies), 3)))
+    poses, velocities = np.zeros((len(bodies), 3)), np.zeros((len(bodies), 3))
+    BodyBatch(bodies).drive_unicycles(forward, turn_rate, centers, poses, velocities)
     for body, pose, v, w, center in zip(bodies, poses, forward, turn_rate, centers):
         theta = pose[2]
         vx, vy = offset_point_velocity(v, w, math.cos(theta), math.sin(theta), *center)
