@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -69,7 +69,7 @@ class DriveBatch:
 
     Each plugin has a ``body`` and an ``odometry`` (:class:`~sim_plugins.odometry.OdometryPublisher`).
     Fill :attr:`forward` and :attr:`turn_rate`, call :meth:`drive`, then publish odometry for
-    the plugins :meth:`odometry_due` yields (drives are grouped by odometry rate, and each
+    the plugins :meth:`odometry_due` lists (drives are grouped by odometry rate, and each
     group's timer is asked once).
 
     Args:
@@ -100,13 +100,11 @@ class DriveBatch:
         :attr:`turn_rate`."""
         self.bodies.drive_unicycles(self.forward, self.turn_rate, self.moving_points, self.poses, self.velocities)
 
-    def odometry_due(self, time: TimeKeeper) -> Iterator[tuple[Any, list[float], list[float]]]:
-        """(plugin, pose, velocity) of each plugin whose odometry is due now (see :meth:`drive`)."""
-        rows = None
+    def odometry_due(self, time: TimeKeeper) -> list[tuple[int, Any]]:
+        """(index, plugin) of each plugin whose odometry is due now; :attr:`poses` and
+        :attr:`velocities` hold their state at that index (see :meth:`drive`)."""
+        due: list[tuple[int, Any]] = []
         for group in self._odometry_groups:
             if group[0][1].odometry.timer.check(time):
-                if rows is None:
-                    rows = self.poses.tolist(), self.velocities.tolist()
-                poses, velocities = rows
-                for index, plugin in group:
-                    yield plugin, poses[index], velocities[index]
+                due += group
+        return due

@@ -117,13 +117,15 @@ class DiffDrive(ModelPlugin):
         else:
             self.linear, self.angular = command.linear, command.angular
 
-    def _report(self, time: TimeKeeper, x: float, y: float, theta: float) -> None:
-        """Measure and publish odometry, twist and TF of the pose (m, rad) before the step."""
+    def _report(self, time: TimeKeeper, x: float, y: float, theta: float, tf_wanted: bool | None = None) -> None:
+        """Measure and publish odometry, twist and TF of the pose (m, rad) before the step
+        (``tf_wanted``: whether anybody listens to /tf, when the caller asked already)."""
         linear, angular = self.linear, self.angular
         odometry = self.odometry
         world_vx, world_vy = linear * math.cos(theta), linear * math.sin(theta)
         topics_wanted = self._topics_listened is not None and self._topics_listened()
-        tf_wanted = self._tf is not None and self._tf.listened
+        if tf_wanted is None:
+            tf_wanted = self._tf is not None and self._tf.listened
         if not (topics_wanted or tf_wanted):
             odometry.note(time.time_ns, x, y, theta, world_vx, world_vy, angular)
             self._measure_twist(linear, angular)
@@ -183,5 +185,11 @@ class _Drives(DriveBatch):
             plugin._update_speeds(dt)
             self.forward[i], self.turn_rate[i] = plugin.linear, plugin.angular
         self.drive()
-        for plugin, pose, _ in self.odometry_due(time):
-            plugin._report(time, *pose)
+        due = self.odometry_due(time)
+        if due:
+            poses = self.poses.tolist()
+            # The node's one TF broadcaster: asked once for all.
+            tf = next((plugin._tf for _, plugin in due if plugin._tf is not None), None)
+            tf_listened = tf is not None and tf.listened
+            for i, plugin in due:
+                plugin._report(time, *poses[i], tf_listened and plugin._tf is not None)

@@ -96,6 +96,11 @@ class Laser(ModelPlugin):
         self._stamp_cdr = stamp_cdr
         self._publisher = node.create_publisher(LaserScan, self.context.topic(topic), SCAN_QUEUE_DEPTH)
         self._listened = SubscriberCheck(self._publisher)
+        # Scans go to the middleware as serialized bytes, straight to the publisher's handle:
+        # rclpy's Publisher.publish checks the type and enters the handle's context on every
+        # call, a third of what publishing a thousand lasers' scans costs. The server's one
+        # thread does not destroy the publisher meanwhile (on_shutdown drops this first).
+        self._publish_raw = self._publisher.handle.publish_raw
         self._message = LaserScanCdr(self.frame_id, self.angle_min, self.angle_max, self.angle_increment, 0.0, self.range)
         if self.broadcast_tf:
             tf = transform(self.body_frame_id, self.frame_id, self.origin, self.context.world.time.time_ns)
@@ -117,17 +122,20 @@ class Laser(ModelPlugin):
     @classmethod
     def before_physics_step_batch(cls, plugins: PluginBatch, time: TimeKeeper) -> None:
         """Every laser due on this step casts in one compiled call; the lasers are grouped by
-        rate once, so a step on which no rate fires costs one timer check per rate."""
+        rate once, so a step on which no rate fires costs one timer check per rate (and a group
+        whose scans are all wanted whoever listens is not asked laser by laser)."""
         by_rate = plugins.cache.get("by_rate")
         if by_rate is None:
             groups: dict[int | None, list[Laser]] = {}
             for plugin in plugins:
                 groups.setdefault(plugin.timer.period_ns, []).append(plugin)
-            by_rate = plugins.cache["by_rate"] = list(groups.values())
+            by_rate = plugins.cache["by_rate"] = [
+                (group, any(p._publisher is not None and not p.always_publish for p in group)) for group in groups.values()
+            ]
         due: list[Laser] = []
-        for group in by_rate:
+        for group, ask in by_rate:
             if group[0].timer.check(time):
-                due.extend(plugin for plugin in group if plugin._wanted())
+                due.extend([plugin for plugin in group if plugin._wanted()] if ask else group)
         if due:
             cls._scan_and_publish(due, time)
 
@@ -140,11 +148,10 @@ class Laser(ModelPlugin):
             if laser.reflectance_bits:
                 intensities = ((hit_bits & laser.reflectance_bits) != 0).astype("float32") * REFLECTIVE_INTENSITY
             laser.last_ranges, laser.last_intensities = ranges, intensities
-            publisher = laser._publisher
-            if publisher is not None:
+            if laser._publisher is not None:
                 if stamp is None:
                     stamp = laser._stamp_cdr(time.time_ns)
-                publisher.publish(
+                laser._publish_raw(
                     laser._message.serialize(stamp, ranges.tobytes(), None if intensities is None else intensities.tobytes())
                 )
 
@@ -153,6 +160,7 @@ class Laser(ModelPlugin):
         if node is None:
             return
         if self._publisher is not None:
+            self._publish_raw = None
             node.destroy_publisher(self._publisher)
             self._publisher = None
         if self.broadcast_tf:

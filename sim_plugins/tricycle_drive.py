@@ -138,8 +138,11 @@ class TricycleDrive(ModelPlugin):
         for i, plugin in enumerate(drives.plugins):
             forward[i], turn_rate[i] = plugin._steer(dt)
         drives.drive()
-        for plugin, pose, velocity in drives.odometry_due(time):
-            plugin.odometry.report(time.time_ns, *pose, *velocity)
+        due = drives.odometry_due(time)
+        if due:
+            poses, velocities = drives.poses.tolist(), drives.velocities.tolist()
+            for i, plugin in due:
+                plugin.odometry.report(time.time_ns, *poses[i], *velocities[i])
 
     def _steer(self, dt: float) -> tuple[float, float]:
         """Steer and speed the front wheel up over ``dt`` seconds towards the command, within
