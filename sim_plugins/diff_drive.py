@@ -170,6 +170,8 @@ class _Drives(DriveBatch):
     def __init__(self, plugins: "list[DiffDrive]") -> None:
         super().__init__(plugins, [plugin._local_center for plugin in plugins])
         self.limited = [(i, plugin) for i, plugin in enumerate(self.plugins) if plugin._limited]
+        #: The node's one TF broadcaster (None without ROS or when no drive sends TF).
+        self.tf = next((plugin._tf for plugin in self.plugins if plugin._tf is not None), None)
         #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).
         self.commands_read = -1
 
@@ -188,8 +190,6 @@ class _Drives(DriveBatch):
         due = self.odometry_due(time)
         if due:
             poses = self.poses.tolist()
-            # The node's one TF broadcaster: asked once for all.
-            tf = next((plugin._tf for _, plugin in due if plugin._tf is not None), None)
-            tf_listened = tf is not None and tf.listened
+            tf_listened = self.tf is not None and self.tf.listened  # asked once for all
             for i, plugin in due:
                 plugin._report(time, *poses[i], tf_listened and plugin._tf is not None)

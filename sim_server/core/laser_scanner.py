@@ -527,4 +527,7 @@ def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> 
     out = ranges.astype(np.float32)
     out[misses] = np.nan
     bits[misses] = 0
-    return [(out[bounds[i]:bounds[i + 1]], bits[bounds[i]:bounds[i + 1]]) for i in range(len(scanners))]
+    count = len(scanners)
+    if (np.diff(batch.beam_starts) == bounds[1]).all():  # scanners of one size (fleets): rows, split in C
+        return list(zip(out.reshape(count, -1), bits.reshape(count, -1)))
+    return [(out[bounds[i]:bounds[i + 1]], bits[bounds[i]:bounds[i + 1]]) for i in range(count)]
