@@ -401,7 +401,7 @@ def _sectors(ox, oy, xs, ys, radii, count, sector_count):  # pragma: no cover - 
 
 @_jit
 def _cast_scan(
-    ox, oy, heading, first_beam, end_beam, local_cos, local_sin, max_range, mask,
+    ox, oy, heading, first_beam, end_beam, local_cos, local_sin, local_angles, max_range, mask,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
     clearance, all_segment_bits,
     fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
@@ -471,7 +471,9 @@ def _cast_scan(
         first_polygon, end_polygon = np.int64(0), near_polygon_count
         first_circle, end_circle = np.int64(0), near_circle_count
         if sectored:
-            sector = np.int64(math.floor(math.atan2(dy, dx) * per_radian)) % ANGLE_SECTORS
+            # The beam's direction is heading + local angle (the same as atan2(dy, dx) but for
+            # rounding, which the sectors' one-sector margin absorbs), without an arctangent.
+            sector = np.int64(math.floor((heading + local_angles[beam]) * per_radian)) % ANGLE_SECTORS
             first_polygon, end_polygon = polygon_sector_starts[sector], polygon_sector_starts[sector + 1]
             first_circle, end_circle = circle_sector_starts[sector], circle_sector_starts[sector + 1]
         for e in range(first_polygon, end_polygon):
@@ -650,7 +652,7 @@ def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - 
 @_jit
 def _cast_scan_range(
     first_scan, end_scan,
-    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
+    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
     clearance, all_segment_bits,
     fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
@@ -704,7 +706,7 @@ def _cast_scan_range(
         near_polygons[:near_polygon_count].sort()
         near_circles[:near_circle_count].sort()
         _cast_scan(
-            ox, oy, headings[scan], beam_starts[scan], beam_starts[scan + 1], local_cos, local_sin, reach, mask,
+            ox, oy, headings[scan], beam_starts[scan], beam_starts[scan + 1], local_cos, local_sin, local_angles, reach, mask,
             segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
             clearance, all_segment_bits,
             fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
@@ -717,7 +719,7 @@ def _cast_scan_range(
 
 @_jit
 def _cast_scans(
-    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
+    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
     clearance, all_segment_bits,
     fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
@@ -733,7 +735,7 @@ def _cast_scans(
     gx0, gy0, gcell, gnx, gny, gstarts, gitems = _moving_grid(polygons, polygon_radii, circles, reach_cell)
     _cast_scan_range(
         0, origins_x.shape[0],
-        origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
+        origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
         segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
         clearance, all_segment_bits,
         fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
@@ -747,7 +749,7 @@ def _cast_scans(
 
 @_jit_parallel
 def _cast_scans_parallel(
-    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
+    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
     clearance, all_segment_bits,
     fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
@@ -765,7 +767,7 @@ def _cast_scans_parallel(
     for chunk in prange(chunks):
         _cast_scan_range(
             chunk * scans // chunks, (chunk + 1) * scans // chunks,
-            origins_x, origins_y, headings, beam_starts, local_cos, local_sin, max_ranges, masks,
+            origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
             segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
             clearance, all_segment_bits,
             fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
@@ -1057,7 +1059,7 @@ def _cast(chunks: int, batch: ScanBatch, origins_x: np.ndarray, origins_y: np.nd
     # Every argument of the types warm_up() compiled (scalars too: a NumPy float32 would not be).
     (_cast_scans_parallel if chunks else _cast_scans)(
         _typed(origins_x, np.float64), _typed(origins_y, np.float64), _typed(headings, np.float64),
-        batch.beam_starts, batch.local_cos, batch.local_sin, batch.max_ranges, batch.masks,
+        batch.beam_starts, batch.local_cos, batch.local_sin, batch.local_angles, batch.max_ranges, batch.masks,
         scene.item_segments, scene.item_kinds, scene.item_axis, scene.item_bits, scene.item_tags,
         float(scene.x0), float(scene.y0), float(scene.cell), int(scene.nx), int(scene.ny),
         scene.starts, bool(scene.walk_grid), scene.clearance, int(scene.all_segment_bits),
