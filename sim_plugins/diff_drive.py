@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from sim_server.core.body_memory import memory_access_works
 from sim_server.core.geometry import Pose2D, offset_point_velocity
 from sim_server.core.plugin_api import ModelPlugin, PluginBatch
@@ -46,8 +48,9 @@ class DiffDrive(ModelPlugin):
         self._limited = not (self.linear_limits.unlimited and self.angular_limits.unlimited)
         self.linear = 0.0
         self.angular = 0.0
-        #: The last measured (noisy) forward speed and yaw rate, for in-process use.
-        self.last_twist = (0.0, 0.0)
+        self._last_twist = (0.0, 0.0)
+        #: A batch's record and this drive's index in it, when the twist is built on reading.
+        self._twist_deferred: tuple[_DriveRecord, int] | None = None
         self._twist_publisher = None
         self._tf = None
         #: Whether anybody subscribes to the odometry or the twist (None without such topics).
@@ -136,20 +139,30 @@ class DiffDrive(ModelPlugin):
         if self._twist_publisher is not None and self._twist_listened():
             message = self._twist_message
             self._set_stamp(message.header, time.time_ns)
-            message.twist.linear.x, message.twist.angular.z = self.last_twist
+            message.twist.linear.x, message.twist.angular.z = self._last_twist
             self._twist_publisher.publish(message)
         if tf_wanted:
             self._tf.send([self._update_transform(self._tf_message, noisy.pose, time.time_ns)])
+
+    @property
+    def last_twist(self) -> tuple[float, float]:
+        """The last measured (noisy) forward speed (m/s) and yaw rate (rad/s), for in-process use."""
+        if self._twist_deferred is not None:
+            record, index = self._twist_deferred
+            self._twist_deferred = None
+            self._last_twist = (float(record.forward[index]), float(record.turn_rate[index]))
+        return self._last_twist
 
     def _measure_twist(self, linear: float, angular: float) -> None:
         """:attr:`last_twist`: the speeds (m/s, rad/s) with the twist noise, which is drawn
         whether or not anybody listens, so seeded runs do not depend on who subscribes."""
         odometry = self.odometry
+        self._twist_deferred = None
         if odometry.noisy:
             noise = odometry.rng.normal(0.0, 1.0, 2) * odometry.noise_std[[3, 5]]
-            self.last_twist = (linear + noise[0], angular + noise[1])
+            self._last_twist = (linear + noise[0], angular + noise[1])
         else:
-            self.last_twist = (linear, angular)
+            self._last_twist = (linear, angular)
 
     def on_shutdown(self) -> None:
         if self._tf is not None:
@@ -164,6 +177,25 @@ class DiffDrive(ModelPlugin):
 
 
 
+class _DriveRecord:
+    """The bodies of a batch of drives at one time (``stamp_ns``): poses (m, rad) and the
+    speeds set (m/s, rad/s), copied; a drive's odometry and twist are built from it only when
+    read (:meth:`~sim_plugins.odometry.OdometryPublisher.defer`), the same numbers as measuring
+    at once."""
+
+    __slots__ = ("stamp_ns", "poses", "forward", "turn_rate")
+
+    def __init__(self, stamp_ns: int, poses: np.ndarray, forward: np.ndarray, turn_rate: np.ndarray) -> None:
+        self.stamp_ns = stamp_ns
+        self.poses, self.forward, self.turn_rate = poses.copy(), forward.copy(), turn_rate.copy()
+
+    def state(self, index: int) -> tuple[float, float, float, float, float, float]:
+        """x, y, theta, world vx, vy and wz of drive ``index`` (see :meth:`DiffDrive._report`)."""
+        x, y, theta = self.poses[index].tolist()
+        forward = float(self.forward[index])
+        return x, y, theta, forward * math.cos(theta), forward * math.sin(theta), float(self.turn_rate[index])
+
+
 class _Drives(DriveBatch):
     """A batch of DiffDrives, whose speeds are read again only when a command changed."""
 
@@ -172,6 +204,13 @@ class _Drives(DriveBatch):
         self.limited = [(i, plugin) for i, plugin in enumerate(self.plugins) if plugin._limited]
         #: The node's one TF broadcaster (None without ROS or when no drive sends TF).
         self.tf = next((plugin._tf for plugin in self.plugins if plugin._tf is not None), None)
+        #: Whether anybody subscribes to any drive's odometry or twist (None without ROS).
+        self.topics_listened = None
+        topics = [topic for plugin in self.plugins if plugin._topics_listened for topic in plugin._topics_listened.publishers]
+        if topics:
+            from sim_server.ros.subscriber_check import SubscriberCheck
+
+            self.topics_listened = SubscriberCheck(*topics)
         #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).
         self.commands_read = -1
 
@@ -188,8 +227,19 @@ class _Drives(DriveBatch):
             self.forward[i], self.turn_rate[i] = plugin.linear, plugin.angular
         self.drive()
         due = self.odometry_due(time)
-        if due:
+        if not due:
+            return
+        tf_listened = self.tf is not None and self.tf.listened  # asked once for all
+        if tf_listened or (self.topics_listened is not None and self.topics_listened()):
             poses = self.poses.tolist()
-            tf_listened = self.tf is not None and self.tf.listened  # asked once for all
             for i, plugin in due:
                 plugin._report(time, *poses[i], tf_listened and plugin._tf is not None)
+            return
+        # Nobody listens to any drive: noise-free odometry is built when read, from one record.
+        record = _DriveRecord(time.time_ns, self.poses, self.forward, self.turn_rate)
+        for i, plugin in due:
+            if plugin.odometry.noisy:  # its noise is drawn now
+                plugin._report(time, *record.poses[i].tolist(), False)
+            else:
+                plugin.odometry.defer(record, i)
+                plugin._twist_deferred = (record, i)

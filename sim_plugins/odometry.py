@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -78,6 +79,8 @@ class OdometryPublisher:
         self._last: tuple[OdometryState, OdometryState] | None = None
         #: A noise-free measurement noted but not built yet (see :meth:`note`).
         self._noted: tuple[int, float, float, float, float, float, float] | None = None
+        #: Or a body of a batch's record, not built yet (see :meth:`defer`).
+        self._deferred: tuple[Any, int] | None = None
         self._publishers = None
         #: Whether anybody subscribes to either topic (None without ROS).
         self._anyone = None
@@ -117,9 +120,12 @@ class OdometryPublisher:
         return None if last is None else last[1]
 
     def _latest(self) -> tuple[OdometryState, OdometryState] | None:
-        if self._noted is not None:
+        if self._deferred is not None:
+            record, index = self._deferred
+            x, y, theta, world_vx, world_vy, wz = record.state(index)
+            self.measure(record.stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz)
+        elif self._noted is not None:
             stamp_ns, x, y, theta, world_vx, world_vy, wz = self._noted
-            self._noted = None
             self.measure(stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz)
         return self._last
 
@@ -131,7 +137,15 @@ class OdometryPublisher:
         if self.noisy:  # the noise is drawn now: seeded runs must not depend on who reads
             self.measure(stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz)
         else:
-            self._noted = (stamp_ns, x, y, theta, world_vx, world_vy, wz)
+            self._noted, self._deferred = (stamp_ns, x, y, theta, world_vx, world_vy, wz), None
+
+    def defer(self, record: Any, index: int) -> None:
+        """:meth:`note` of body ``index`` of a batch's ``record`` (with ``stamp_ns`` and
+        ``state(index)``: x, y, theta, world vx, vy, wz), without noise: nothing is done per
+        body until :attr:`last_truth` or :attr:`last_odometry` is read."""
+        if self.noisy:
+            raise ValueError("noisy odometry draws its noise when measured: note() it instead")
+        self._deferred, self._noted = (record, index), None
 
     def report(self, stamp_ns: int, x: float, y: float, theta: float, world_vx: float, world_vy: float, wz: float) -> None:
         """Measure the pose (m, rad) and world-frame velocity (m/s, rad/s) and publish to
@@ -143,7 +157,7 @@ class OdometryPublisher:
 
     def measure(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> tuple[OdometryState, OdometryState]:
         """Ground truth and noisy odometry of a body with the given pose and world-frame velocity."""
-        self._noted = None
+        self._noted = self._deferred = None
         vx, vy = world_vx, world_vy
         if self.twist_in_local_frame:
             cos_t, sin_t = math.cos(pose.theta), math.sin(pose.theta)

@@ -140,3 +140,12 @@ def test_odometry_nobody_reads_is_built_when_read(tmp_path: Path) -> None:
     measured, _ = drive.odometry.measure(truth.stamp_ns, truth.pose, 0.4 * math.cos(theta), 0.4 * math.sin(theta), 0.3)
     assert measured == truth
     world.close()
+
+
+def test_noisy_odometry_is_never_deferred(tmp_path: Path) -> None:
+    """Deferring would draw the noise at reading time, so seeded runs would depend on readers."""
+    world = World.from_file(crowd_world(tmp_path, robots=4), step_size=0.01, seed=1)
+    noisy = next(d for d in (world.plugins.find(m, "drive") for m in world.models.values()) if d.odometry.noisy)
+    with pytest.raises(ValueError, match="noise"):
+        noisy.odometry.defer(None, 0)
+    world.close()
