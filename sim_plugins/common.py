@@ -74,8 +74,9 @@ class DriveBatch:
 
     Args:
         plugins: the drive plugins.
-        moving_points: per plugin, the point of its body that moves ``forward`` along the body's
-            x axis, from the centre of mass (m, body frame).
+        moving_points: per plugin, where its body's centre of mass is (m, body frame) from the
+            point that moves ``forward`` along the body's x axis (the origin for DiffDrive, the
+            rear axle's midpoint for TricycleDrive).
     """
 
     def __init__(self, plugins: Sequence[Any], moving_points: Sequence[tuple[float, float]]) -> None:

@@ -179,9 +179,6 @@ def _drive_unicycles(addresses, forward, turn_rate, local_centers, poses, veloci
         _set_velocity(address, vx, vy, turn_rate[i])
 
 
-ENTRY_POINTS = (_read_poses, _set_velocities, _drive_unicycles)
-
-
 # ------------------------------------------------------------------------ layout check
 _works: bool | None = None
 
@@ -314,7 +311,7 @@ class BodyBatch:
         """Read the poses into ``poses`` (N, 3: x, y in m, angle in rad) and the velocities of
         the bodies' origins into ``velocities`` (N, 3: m/s, m/s, rad/s), then move each body
         ``forward[i]`` (m/s) along its x axis while it turns at ``turn_rate[i]`` (rad/s), the
-        point moving so being ``local_centers[i]`` (m, body frame) away from the centre of mass."""
+        centre of mass being at ``local_centers[i]`` (m, body frame) from the point moving so."""
         if self.in_memory:
             _drive_unicycles(self.addresses, forward, turn_rate, local_centers, poses, velocities)
             return

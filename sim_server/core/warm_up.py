@@ -8,8 +8,8 @@ caster in a few tenths of a second instead of compiling it for some 15 to 45 s (
 
 Prints two lines: what it did for the ray caster, how long it took and where the cache is; and
 whether bodies are read and written in memory (:mod:`sim_server.core.body_memory`) or through
-SWIG. Exit code 0, also when
-numba has no writable cache directory (then it says so: every process compiles on its own).
+SWIG. Exit code 0, also when numba has no writable cache directory (then it says so: every
+process compiles on its own).
 """
 
 from __future__ import annotations
