@@ -5,13 +5,15 @@
 #      requirements/ros-kilted.txt and requirements/python.txt;
 #   2. fix the ROS wheels' CMake config files, which carry the include paths of
 #      the interpreter the wheels were built with (/opt/python/cpXY-cpXY/...);
-#   3. build the interface packages (sim_msgs, and the tf2_msgs stand-in when
-#      the ROS wheels lack tf2_msgs) with colcon into build/ install/ log/;
+#   3. build the interface packages (sim_msgs, and those of compat/ that the ROS
+#      wheels lack: tf2_msgs, simulation_interfaces) with colcon into build/
+#      install/ log/;
 #   4. install the sim_server package itself into .venv in editable mode;
 #   5. lay out an ament prefix (install/sim_server_source) for the ROS tools:
 #      share/sim_server mirrors package.xml, launch/ and config/ and
 #      lib/sim_server holds the executable (ros2 launch / run / pkg);
-#   6. compile the lasers' ray caster into numba's on-disk cache.
+#   6. compile the lasers' ray caster and the batch body access into numba's
+#      on-disk cache.
 #
 # Each step is skipped when a stamp (a hash of its inputs) says it is up to
 # date, so a second run on a ready tree takes a few seconds.  Downloads go
@@ -124,22 +126,24 @@ fi
 export AMENT_PREFIX_PATH="$VENV"
 export CMAKE_PREFIX_PATH="$VENV"
 
-colcon_hash="$( { printf '%s\n' "$req_hash"; hash_tree sim_msgs compat/tf2_msgs; } | hash_stdin)"
+colcon_hash="$( { printf '%s\n' "$req_hash"; hash_tree sim_msgs compat/tf2_msgs compat/simulation_interfaces; } | hash_stdin)"
 if stamp_matches "$COLCON_STAMP" "$colcon_hash" \
         && [[ -f install/sim_msgs/share/sim_msgs/package.xml && -f install/local_setup.sh ]]; then
     log "interface packages up to date"
 else
     base_paths=(sim_msgs)
     packages=(sim_msgs)
-    # Only build the tf2_msgs stand-in when the ROS installation lacks it.
-    if "$VPY" -c 'import tf2_msgs' >/dev/null 2>&1; then
-        log "tf2_msgs provided by the ROS installation"
-        rm -rf build/tf2_msgs install/tf2_msgs
-    else
-        log "tf2_msgs missing from the ROS installation: building compat/tf2_msgs"
-        base_paths+=(compat/tf2_msgs)
-        packages+=(tf2_msgs)
-    fi
+    # Only build a package of compat/ when the ROS installation lacks it.
+    for compat in tf2_msgs simulation_interfaces; do
+        if "$VPY" -c "import $compat" >/dev/null 2>&1; then
+            log "$compat provided by the ROS installation"
+            rm -rf "build/$compat" "install/$compat"
+        else
+            log "$compat missing from the ROS installation: building compat/$compat"
+            base_paths+=("compat/$compat")
+            packages+=("$compat")
+        fi
+    done
     log "colcon build: ${packages[*]}"
     if ! colcon --log-base "$ROOT/log" build \
             --base-paths "${base_paths[@]}" \
