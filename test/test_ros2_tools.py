@@ -349,6 +349,17 @@ def test_readme_commands_for_a_running_server_work_verbatim(tools_env: dict[str,
             assert "success=True" in output, (line, output)
 
 
+def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, str], launched: Launched) -> None:
+    """The standard interface through the real CLI: features, pause, step, state, play."""
+    lines = readme_block("from a second terminal (the standard interface)")
+    assert len(lines) == 5
+    outputs = [ros2(tools_env, line[len("ros2 "):]) for line in lines]
+    assert "features=[24, 25, 26, 31, 32]" in outputs[0], outputs[0]
+    for output in outputs[1:]:
+        assert "result=simulation_interfaces.msg.Result(result=1," in output, output
+    assert "state=simulation_interfaces.msg.SimulationState(state=2)" in outputs[3], outputs[3]
+
+
 def test_readme_launch_commands_work_verbatim(tools_env: dict[str, str], tmp_path: Path) -> None:
     lines = readme_block("Then, either way:")
     assert any("ros2 run " in line for line in lines) and any("use_rviz" in line for line in lines)

@@ -41,6 +41,7 @@ from sim_server.ros.state_datapacks import StateDatapacks
 from sim_server.ros.subscriber_check import SubscriberCheck, refresh_all
 from sim_server.ros.visualization import DebugVisualization
 from sim_server.ros.world_control import STATS_PUB_PERIOD, WorldControl
+from sim_server.standard_interface.services import StandardInterface
 
 #: Wall seconds between the log lines with sim time, real-time factor and step statistics.
 STATS_LOG_PERIOD = 5.0
@@ -103,6 +104,9 @@ class SimServerNode(Node):
         self.world.time.paused = self.params.start_paused
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
         self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
+        self.standard_interface = StandardInterface(
+            self, self.world, self.world_services, self.world_control, self.request_stop
+        )
         self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
         self.levels = LevelsInterface(self, self.world)
         self.visualization = (
@@ -212,7 +216,10 @@ class SimServerNode(Node):
     @property
     def service_names(self) -> list[str]:
         """Fully qualified names of every service the node offers."""
-        return self.world_services.names + self.world_control.names + self.state_datapacks.names + self.levels.names
+        return (
+            self.world_services.names + self.world_control.names + self.state_datapacks.names + self.levels.names
+            + self.standard_interface.names
+        )
 
     # ------------------------------------------------------------------ the loop
     def request_stop(self) -> None:

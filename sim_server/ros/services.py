@@ -95,18 +95,19 @@ class WorldServices:
 
         return answer(response, move, f"move_model {quoted(request.name)}")
 
-    def _set_paused(self, paused: bool) -> None:
+    def set_paused(self, paused: bool) -> None:
+        """Pause or resume sim time."""
         self._world.time.paused = paused
         self._on_pause_changed(paused)
 
     def _pause(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
-        self._set_paused(True)
+        self.set_paused(True)
         return response
 
     def _resume(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
-        self._set_paused(False)
+        self.set_paused(False)
         return response
 
     def _toggle_pause(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
-        self._set_paused(not self._world.time.paused)
+        self.set_paused(not self._world.time.paused)
         return response

@@ -49,6 +49,7 @@ class _StepRequest:
     steps: int
     done: int = 0
     future: Future = field(default_factory=Future)
+    on_step: Callable[[int], None] | None = None
 
 
 class WorldControl:
@@ -85,24 +86,42 @@ class WorldControl:
         """Fully qualified names of the services offered."""
         return [self._node.resolve_service_name(service.srv_name) for service in self._services]
 
+    def check_steps(self, steps: int) -> None:
+        """RequestError unless ``steps`` can be queued now: 1 to the limit, the world paused."""
+        if steps == 0:
+            raise RequestError("steps must be at least 1")
+        if steps > limits.MAX_STEPS_PER_REQUEST:
+            raise RequestError(
+                f"steps must be at most {limits.MAX_STEPS_PER_REQUEST}, got {steps} "
+                "(a negative number sent by a client arrives as a huge unsigned one)"
+            )
+        if not self._world.time.paused:
+            raise RequestError("the world is running: pause it before stepping it")
+
+    def queue_steps(self, steps: int, on_step: Callable[[int], None] | None = None) -> _StepRequest:
+        """Queue ``steps`` steps (checked with :meth:`check_steps`) for the server's loop; await
+        the result's ``future``: None once all are done, else why they stopped. ``on_step`` is
+        called with the number done after each step."""
+        queued = _StepRequest(steps, on_step=on_step)
+        self._queued.append(queued)
+        return queued
+
+    def reset(self) -> None:
+        """Return the world to its loaded state (queued steps are answered: stopped)."""
+        self.abort_queued_steps("the world was reset")
+        self._world.reset()
+        self._after_reset()
+        self._window_wall = None
+
     async def _step_world(self, request: StepWorld.Request, response: StepWorld.Response) -> StepWorld.Response:
         def check() -> str:
-            if request.steps == 0:
-                raise RequestError("steps must be at least 1")
-            if request.steps > limits.MAX_STEPS_PER_REQUEST:
-                raise RequestError(
-                    f"steps must be at most {limits.MAX_STEPS_PER_REQUEST}, got {request.steps} "
-                    "(a negative number sent by a client arrives as a huge unsigned one)"
-                )
-            if not self._world.time.paused:
-                raise RequestError("the world is running: pause it (service pause) before stepping it")
+            self.check_steps(request.steps)
             return ""
 
         what = f"step_world {request.steps}"
         if not answer(response, check, what).success:
             return response
-        queued = _StepRequest(request.steps)
-        self._queued.append(queued)
+        queued = self.queue_steps(request.steps)
         reason = await queued.future
 
         def report() -> str:
@@ -126,6 +145,8 @@ class WorldControl:
             while queued.done < queued.steps:
                 self._step_once()
                 queued.done += 1
+                if queued.on_step is not None:
+                    queued.on_step(queued.done)
                 if time.monotonic() >= end and queued.done < queued.steps:
                     return
             queue.popleft()
@@ -141,10 +162,7 @@ class WorldControl:
 
     def _reset_world(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
         def reset() -> str:
-            self.abort_queued_steps("the world was reset")
-            self._world.reset()
-            self._after_reset()
-            self._window_wall = None
+            self.reset()
             return "reset"
 
         outcome = answer(StepWorld.Response(), reset, "reset_world")

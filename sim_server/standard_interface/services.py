@@ -1,0 +1,151 @@
+"""The standard simulation interface's services on the server node (``simulation_interfaces``).
+
+They sit in the node's private namespace, as Gazebo's sit under ``/gzserver``:
+``/sim_server/get_simulator_features``, ``/sim_server/get_simulation_state``,
+``/sim_server/set_simulation_state`` and ``/sim_server/step_simulation`` for the default node
+name. Each goes through the operations the Flatland-style services use (pause and resume, reset,
+the queued stepping of ``step_world``), with the same checks; a request that cannot be carried
+out answers with the standard's result code and a message, and the server runs on.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+from simulation_interfaces.msg import Result, SimulationState as SimulationStateMsg, SimulatorFeatures
+from simulation_interfaces.srv import GetSimulationState, GetSimulatorFeatures, SetSimulationState, StepSimulation
+
+from sim_server.core.errors import SimError
+from sim_server.core.world import World
+from sim_server.ros.services import WorldServices
+from sim_server.ros.world_control import WorldControl
+from sim_server.standard_interface.simulation_state import SimulationState, Step, state_of, transition
+
+LOGGER = logging.getLogger("sim_server")
+
+#: The standard's features this server supports (SimulatorFeatures constants).
+FEATURES = (
+    SimulatorFeatures.SIMULATION_STATE_GETTING,
+    SimulatorFeatures.SIMULATION_STATE_SETTING,
+    SimulatorFeatures.SIMULATION_STATE_PAUSE,
+    SimulatorFeatures.STEP_SIMULATION_SINGLE,
+    SimulatorFeatures.STEP_SIMULATION_MULTIPLE,
+)
+CUSTOM_INFO = (
+    "sim_server: a 2D simulator (Box2D) of Flatland-format worlds. Flatland-style services beside "
+    "these: spawn_model, delete_model, move_model, pause, resume, step_world, reset_world."
+)
+
+
+def _failed(result: Result, code: int, message: str, what: str) -> Result:
+    result.result, result.error_message = code, message
+    LOGGER.warning("%s failed: %s", what, message)
+    return result
+
+
+def _carry_out(result: Result, action: Callable[[], None], what: str) -> Result:
+    """Run ``action``: RESULT_OK, or RESULT_OPERATION_FAILED with the error's message (an
+    unexpected exception is logged with its traceback, and the server runs on)."""
+    try:
+        action()
+        result.result, result.error_message = Result.RESULT_OK, ""
+    except SimError as exc:
+        _failed(result, Result.RESULT_OPERATION_FAILED, str(exc), what)
+    except Exception as exc:  # a bug must not take the server down
+        result.result = Result.RESULT_OPERATION_FAILED
+        result.error_message = f"internal error: {type(exc).__name__}: {exc}"
+        LOGGER.exception("%s failed with an internal error", what)
+    return result
+
+
+class StandardInterface:
+    """Creates the standard interface's services on ``node``.
+
+    Args:
+        node: the server node.
+        world: its world.
+        world_services: the Flatland-style services (pause and resume).
+        world_control: stepping and reset.
+        request_stop: ends the server's loop (QUITTING).
+    """
+
+    def __init__(
+        self, node: Node, world: World, world_services: WorldServices, world_control: WorldControl,
+        request_stop: Callable[[], None],
+    ) -> None:
+        self._node = node
+        self._world = world
+        self._world_services = world_services
+        self._world_control = world_control
+        self._request_stop = request_stop
+        self._services = [
+            node.create_service(GetSimulatorFeatures, "~/get_simulator_features", self._get_features),
+            node.create_service(GetSimulationState, "~/get_simulation_state", self._get_state),
+            node.create_service(SetSimulationState, "~/set_simulation_state", self._set_state),
+            # Its own group, as step_world's: the other callbacks are served while it waits.
+            node.create_service(
+                StepSimulation, "~/step_simulation", self._step, callback_group=MutuallyExclusiveCallbackGroup()
+            ),
+        ]
+
+    @property
+    def names(self) -> list[str]:
+        """Fully qualified names of the services offered."""
+        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
+
+    @property
+    def state(self) -> SimulationState:
+        """The simulation's state now."""
+        time = self._world.time
+        return state_of(time.paused, time.iterations)
+
+    def _get_features(self, request: GetSimulatorFeatures.Request, response: GetSimulatorFeatures.Response):
+        response.features = SimulatorFeatures(features=list(FEATURES), spawn_formats=[], custom_info=CUSTOM_INFO)
+        return response
+
+    def _get_state(self, request: GetSimulationState.Request, response: GetSimulationState.Response):
+        response.state = SimulationStateMsg(state=int(self.state))
+        response.result = Result(result=Result.RESULT_OK)
+        return response
+
+    def _set_state(self, request: SetSimulationState.Request, response: SetSimulationState.Response):
+        target = request.state.state
+        what = f"set_simulation_state {target}"
+        plan = transition(self.state, target)
+        if plan.refusal is not None:
+            _failed(response.result, int(plan.refusal), plan.message, what)
+            return response
+
+        def carry_out() -> None:
+            for step in plan.steps:
+                if step == Step.PAUSE and not self._world.time.paused:
+                    self._world_services.set_paused(True)
+                elif step == Step.PLAY:
+                    self._world_services.set_paused(False)
+                elif step == Step.RESET:
+                    self._world_control.reset()
+                elif step == Step.QUIT:
+                    LOGGER.info("the simulation is quitting (set_simulation_state QUITTING)")
+                    self._request_stop()
+
+        _carry_out(response.result, carry_out, what)
+        return response
+
+    async def _step(self, request: StepSimulation.Request, response: StepSimulation.Response):
+        what = f"step_simulation {request.steps}"
+        if not self._world.time.paused:
+            message = "the simulation is playing: pause it before stepping it"
+            _failed(response.result, Result.RESULT_OPERATION_FAILED, message, what)
+            return response
+        _carry_out(response.result, lambda: self._world_control.check_steps(request.steps), what)
+        if response.result.result != Result.RESULT_OK:
+            return response
+        queued = self._world_control.queue_steps(request.steps)
+        reason = await queued.future
+        if reason is not None:
+            message = f"stopped after {queued.done} of {queued.steps} step(s): {reason}"
+            _failed(response.result, Result.RESULT_OPERATION_FAILED, message, what)
+        return response

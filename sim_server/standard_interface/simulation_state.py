@@ -1,0 +1,87 @@
+"""Simulation states of the standard interface and the transitions between them (no rclpy).
+
+The world has a pause flag and a step count; the standard's states map onto them: PLAYING while
+sim time runs, STOPPED while paused at the loaded state (time 0: after a reset, or at a launch
+with ``start_paused``), PAUSED while paused anywhere else. QUITTING ends the server. A world is
+always loaded (at start-up), so NO_WORLD and LOADING_WORLD are never the state, and a request
+for them is refused as unsupported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class SimulationState(IntEnum):
+    """The values of ``simulation_interfaces/msg/SimulationState``."""
+
+    STOPPED = 0
+    PLAYING = 1
+    PAUSED = 2
+    QUITTING = 3
+    NO_WORLD = 4
+    LOADING_WORLD = 5
+
+
+class Refusal(IntEnum):
+    """Why a transition is refused: ``Result`` codes and those of ``SetSimulationState``."""
+
+    FEATURE_UNSUPPORTED = 0
+    OPERATION_FAILED = 4
+    ALREADY_IN_TARGET_STATE = 101
+    INCORRECT_TRANSITION = 103
+
+
+class Step(IntEnum):
+    """What a transition does, in order."""
+
+    PAUSE = 0
+    RESET = 1
+    PLAY = 2
+    QUIT = 3
+
+
+@dataclass(frozen=True)
+class Transition:
+    """The steps to take (when ``refusal`` is None), or why not (``refusal`` and ``message``)."""
+
+    steps: tuple[Step, ...] = ()
+    refusal: Refusal | None = None
+    message: str = ""
+
+
+def state_of(paused: bool, iterations: int) -> SimulationState:
+    """The state of a world that is ``paused`` (or not) after ``iterations`` steps since it was
+    loaded or reset."""
+    if not paused:
+        return SimulationState.PLAYING
+    return SimulationState.STOPPED if iterations == 0 else SimulationState.PAUSED
+
+
+def transition(current: SimulationState, target: int) -> Transition:
+    """How to go from ``current`` to the requested state ``target`` (any integer a client sent)."""
+    try:
+        wanted = SimulationState(target)
+    except ValueError:
+        names = ", ".join(f"{state.value} ({state.name})" for state in SimulationState)
+        return Transition(refusal=Refusal.OPERATION_FAILED, message=f"unknown state {target}: the states are {names}")
+    if wanted in (SimulationState.NO_WORLD, SimulationState.LOADING_WORLD):
+        return Transition(
+            refusal=Refusal.FEATURE_UNSUPPORTED,
+            message=f"{wanted.name}: this simulator loads its world at start-up and does not unload it",
+        )
+    if wanted == current:
+        return Transition(refusal=Refusal.ALREADY_IN_TARGET_STATE, message=f"the simulation is already {wanted.name}")
+    if wanted == SimulationState.PLAYING:
+        return Transition((Step.PLAY,))
+    if wanted == SimulationState.PAUSED:
+        if current == SimulationState.STOPPED:
+            return Transition(
+                refusal=Refusal.INCORRECT_TRANSITION,
+                message="the simulation is STOPPED: play it (or step it) before pausing it",
+            )
+        return Transition((Step.PAUSE,))
+    if wanted == SimulationState.STOPPED:
+        return Transition((Step.PAUSE, Step.RESET))
+    return Transition((Step.PAUSE, Step.QUIT))  # QUITTING

@@ -1,0 +1,127 @@
+"""The standard interface's state and stepping services, in process (rclpy, one executor)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from simulation_interfaces.msg import Result, SimulationState, SimulatorFeatures
+from simulation_interfaces.srv import GetSimulationState, GetSimulatorFeatures, SetSimulationState, StepSimulation
+
+from sim_server.core import limits
+from sim_server.standard_interface.services import FEATURES
+from test.conftest import LOAD_WORLD_TESTS
+from test.ros.conftest import WAIT_LIMIT, Harness
+
+WORLD = LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml"
+PLAYING, PAUSED, STOPPED = SimulationState.STATE_PLAYING, SimulationState.STATE_PAUSED, SimulationState.STATE_STOPPED
+
+
+@pytest.fixture
+def harness(ros_context):
+    h = Harness(ros_context, WORLD)
+    yield h
+    h.close()
+
+
+def state(harness: Harness) -> int:
+    response = harness.call(GetSimulationState, "/sim_server/get_simulation_state", GetSimulationState.Request())
+    assert response.result.result == Result.RESULT_OK
+    return response.state.state
+
+
+def set_state(harness: Harness, value: int) -> Result:
+    return harness.call(
+        SetSimulationState, "/sim_server/set_simulation_state", SetSimulationState.Request(state=SimulationState(state=value))
+    ).result
+
+
+def step(harness: Harness, steps: int) -> Result:
+    return harness.call(StepSimulation, "/sim_server/step_simulation", StepSimulation.Request(steps=steps)).result
+
+
+def test_features_list_what_is_offered(harness) -> None:
+    features = harness.call(GetSimulatorFeatures, "/sim_server/get_simulator_features", GetSimulatorFeatures.Request()).features
+    assert sorted(features.features) == sorted(FEATURES)
+    assert set(features.features) == {
+        SimulatorFeatures.SIMULATION_STATE_GETTING, SimulatorFeatures.SIMULATION_STATE_SETTING,
+        SimulatorFeatures.SIMULATION_STATE_PAUSE, SimulatorFeatures.STEP_SIMULATION_SINGLE,
+        SimulatorFeatures.STEP_SIMULATION_MULTIPLE,
+    }  # each is exercised below
+    assert "sim_server" in features.custom_info
+    assert {f"/sim_server/{name}" for name in ("get_simulator_features", "get_simulation_state", "set_simulation_state",
+                                                "step_simulation")} <= set(harness.server.service_names)
+
+
+def test_transitions(harness) -> None:
+    world = harness.server.world
+    harness.run_until(lambda: world.time.iterations > 10, "steps")
+    assert state(harness) == PLAYING
+    assert set_state(harness, PAUSED).result == Result.RESULT_OK and world.time.paused
+    assert state(harness) == PAUSED
+    again = set_state(harness, PAUSED)
+    assert again.result == SetSimulationState.Response.ALREADY_IN_TARGET_STATE and "already PAUSED" in again.error_message
+    assert set_state(harness, PLAYING).result == Result.RESULT_OK and not world.time.paused
+    harness.run_until(lambda: world.time.iterations > 20, "more steps")
+    assert set_state(harness, STOPPED).result == Result.RESULT_OK  # pause and reset
+    assert world.time.paused and world.time.time_ns == 0 and state(harness) == STOPPED
+    stopped = set_state(harness, PAUSED)
+    assert stopped.result == SetSimulationState.Response.INCORRECT_TRANSITION and "STOPPED" in stopped.error_message
+    assert set_state(harness, PLAYING).result == Result.RESULT_OK
+    harness.run_until(lambda: world.time.iterations > 0, "playing again")
+    assert state(harness) == PLAYING
+
+
+def test_started_paused_is_stopped(ros_context) -> None:
+    harness = Harness(ros_context, WORLD, start_paused=True)
+    try:
+        assert state(harness) == STOPPED
+        assert step(harness, 3).result == Result.RESULT_OK
+        assert harness.server.world.time.iterations == 3 and state(harness) == PAUSED
+    finally:
+        harness.close()
+
+
+def test_every_requested_state_gets_an_answer(harness) -> None:
+    """All 256 values of the uint8 (but QUITTING: see below): each is carried out or refused with
+    the standard's code; the server runs on and its state is always one of the three it can be in."""
+    world = harness.server.world
+    for value in range(256):
+        if value == SimulationState.STATE_QUITTING:
+            continue
+        result = set_state(harness, value)
+        assert result.result in (Result.RESULT_OK, *range(Result.RESULT_FEATURE_UNSUPPORTED, 5), 101, 103)
+        if value > SimulationState.STATE_LOADING_WORLD:
+            assert result.result == Result.RESULT_OPERATION_FAILED and f"unknown state {value}" in result.error_message
+        if value in (SimulationState.STATE_NO_WORLD, SimulationState.STATE_LOADING_WORLD):
+            assert result.result == Result.RESULT_FEATURE_UNSUPPORTED
+        assert state(harness) in (PLAYING, PAUSED, STOPPED)
+    assert (state(harness) == PLAYING) == (not world.time.paused)
+
+
+def test_stepping(harness) -> None:
+    world = harness.server.world
+    playing = step(harness, 1)
+    assert playing.result == Result.RESULT_OPERATION_FAILED and "pause it" in playing.error_message
+    assert set_state(harness, PAUSED).result == Result.RESULT_OK
+    before = world.time.iterations
+    assert step(harness, 1).result == Result.RESULT_OK and world.time.iterations == before + 1
+    assert step(harness, 250).result == Result.RESULT_OK and world.time.iterations == before + 251
+    rng = np.random.default_rng(0)
+    for steps in [0, limits.MAX_STEPS_PER_REQUEST + 1, 2**64 - 1, *rng.integers(limits.MAX_STEPS_PER_REQUEST + 1, 2**63, 5)]:
+        refused = step(harness, int(steps))
+        assert refused.result == Result.RESULT_OPERATION_FAILED and "steps must be" in refused.error_message
+    assert world.time.iterations == before + 251 and world.time.paused
+
+
+def test_quitting_ends_the_loop_after_answering(harness) -> None:
+    client = harness.client.create_client(SetSimulationState, "/sim_server/set_simulation_state")
+    harness.run_until(client.service_is_ready, "the service")
+    future = client.call_async(SetSimulationState.Request(state=SimulationState(state=SimulationState.STATE_QUITTING)))
+    deadline = time.monotonic() + WAIT_LIMIT
+    harness.server.run(harness.executor, stop=lambda: time.monotonic() > deadline)  # returns as the server quits
+    assert harness.server._stop_requested  # noqa: SLF001 - the loop ended because it was asked to
+    harness.executor.spin_until_future_complete(future, timeout_sec=WAIT_LIMIT)
+    assert future.done() and future.result().result.result == Result.RESULT_OK
+    assert harness.server.world.time.paused
