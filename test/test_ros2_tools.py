@@ -350,14 +350,18 @@ def test_readme_commands_for_a_running_server_work_verbatim(tools_env: dict[str,
 
 
 def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, str], launched: Launched) -> None:
-    """The standard interface through the real CLI: features, pause, step, state, play."""
+    """The standard interface through the real CLI: features, pause, spawn, step, entity state,
+    simulation state, delete, play."""
     lines = readme_block("from a second terminal (the standard interface)")
-    assert len(lines) == 5
+    assert len(lines) == 8
     outputs = [ros2(tools_env, line[len("ros2 "):]) for line in lines]
-    assert "features=[24, 25, 26, 31, 32]" in outputs[0], outputs[0]
+    assert "features=[0, 1, 9, 10, 20, 24, 25, 26, 31, 32], spawn_formats=['yaml']" in outputs[0], outputs[0]
     for output in outputs[1:]:
         assert "result=simulation_interfaces.msg.Result(result=1," in output, output
-    assert "state=simulation_interfaces.msg.SimulationState(state=2)" in outputs[3], outputs[3]
+    assert "entity_name='scout'" in outputs[2], outputs[2]
+    assert "pose=geometry_msgs.msg.Pose(position=geometry_msgs.msg.Point(x=" in outputs[4], outputs[4]
+    assert "frame_id='map'" in outputs[4], outputs[4]
+    assert "state=simulation_interfaces.msg.SimulationState(state=2)" in outputs[5], outputs[5]
 
 
 def test_readme_launch_commands_work_verbatim(tools_env: dict[str, str], tmp_path: Path) -> None:

@@ -132,6 +132,13 @@ def load_model_file(path: Path, preprocessor: YamlPreprocessor | None = None) ->
     return parse_model(reader, path)
 
 
+def load_model_text(text: str, source: Path, preprocessor: YamlPreprocessor | None = None) -> ModelSpec:
+    """Preprocess and validate a model file's ``text``, as if read from ``source`` (it names the
+    text in errors; relative includes and plugin paths resolve against its folder)."""
+    data = (preprocessor or YamlPreprocessor()).load_text(text, source, "model")
+    return parse_model(YamlReader(data, source), source)
+
+
 def parse_model(reader: YamlReader, path: Path) -> ModelSpec:
     """Validate the top-level mapping of a model file."""
     bodies = tuple(_parse_body(entry) for entry in reader.get_map_list("bodies"))

@@ -264,7 +264,7 @@ class World:
             raise RequestError(problem)
         if name in self.models:
             raise EntityError(f'model with name "{name}" already exists')
-        _check_pose(pose)
+        check_pose(pose)
 
     def spawn_model(
         self, model_path: str | Path, name: str, namespace: str = "", pose: Pose2D = Pose2D()
@@ -309,7 +309,7 @@ class World:
     def move_model(self, name: str, pose: Pose2D) -> None:
         """Put the model's first body at ``pose``, carrying the others rigidly."""
         model = self.model(name)
-        _check_pose(pose)
+        check_pose(pose)
         model.set_pose(pose)
         self._notify_moved(model)
 
@@ -322,7 +322,7 @@ class World:
     def set_model_state(self, name: str, pose: Pose2D, vx: float, vy: float, wz: float) -> None:
         """Set a model's pose (as :meth:`move_model`) and twist (m/s, rad/s, world frame) at once."""
         model = self.model(name)
-        _check_pose(pose)
+        check_pose(pose)
         if not (limits.SPEED.contains(vx) and limits.SPEED.contains(vy) and limits.ANGULAR_SPEED.contains(wz)):
             raise RequestError(
                 f"twist ({vx:g}, {vy:g}, {wz:g}) must be finite, linear within +-{limits.SPEED.high:g} m/s and "
@@ -426,7 +426,8 @@ class World:
         gc.unfreeze()
 
 
-def _check_pose(pose: Pose2D) -> None:
+def check_pose(pose: Pose2D) -> None:
+    """RequestError unless ``pose`` is finite and within the coordinate and angle limits."""
     if not (limits.COORDINATE.contains(pose.x) and limits.COORDINATE.contains(pose.y) and limits.ANGLE.contains(pose.theta)):
         raise RequestError(
             f"pose ({pose.x:g}, {pose.y:g}, {pose.theta:g}) must have x and y within +-{limits.COORDINATE.high:g} m "

@@ -154,6 +154,16 @@ class YamlPreprocessor:
         self._budget = ReadBudget()
         return self.process(load_yaml_text(path, what, self._budget), path, (path.resolve(),))
 
+    def load_text(self, text: str, source: Path, what: str) -> Any:
+        """Parse and preprocess YAML ``text`` (at most :data:`~sim_server.core.limits.MAX_YAML_BYTES`
+        bytes) as if it were the file ``source``, which need not exist: it names the text in
+        errors and relative includes resolve against its folder."""
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > limits.MAX_YAML_BYTES:
+            raise ConfigError(f"{source}: {what} has {size} bytes, more than the limit of {limits.MAX_YAML_BYTES}")
+        self._budget = ReadBudget()
+        return self.process(parse_yaml_text(text, str(source), self._budget), source, (source.resolve(),))
+
     # ------------------------------------------------------------------------------ traversal
     def _node(self, node: Any, source: Path, where: str, chain: tuple[Path, ...]) -> Any:
         if isinstance(node, dict):

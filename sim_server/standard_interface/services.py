@@ -1,11 +1,11 @@
 """The standard simulation interface's services on the server node (``simulation_interfaces``).
 
-They sit in the node's private namespace, as Gazebo's sit under ``/gzserver``:
-``/sim_server/get_simulator_features``, ``/sim_server/get_simulation_state``,
-``/sim_server/set_simulation_state`` and ``/sim_server/step_simulation`` for the default node
-name. Each goes through the operations the Flatland-style services use (pause and resume, reset,
-the queued stepping of ``step_world``), with the same checks; a request that cannot be carried
-out answers with the standard's result code and a message, and the server runs on.
+They sit in the node's private namespace, as Gazebo's sit under ``/gzserver``
+(``/sim_server/get_simulator_features`` and so on for the default node name): here the features,
+the simulation state, stepping and reset; the entities' in :mod:`.entities`. Each goes through
+the operations the Flatland-style services use (pause and resume, reset, the queued stepping of
+``step_world``, spawning and deleting models), with the same checks; a request that cannot be
+carried out answers with the standard's result code and a message, and the server runs on.
 """
 
 from __future__ import annotations
@@ -16,23 +16,37 @@ from typing import Callable
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from simulation_interfaces.msg import Result, SimulationState as SimulationStateMsg, SimulatorFeatures
-from simulation_interfaces.srv import GetSimulationState, GetSimulatorFeatures, SetSimulationState, StepSimulation
+from simulation_interfaces.srv import (
+    GetSimulationState, GetSimulatorFeatures, ResetSimulation, SetSimulationState, StepSimulation,
+)
 
 from sim_server.core.errors import SimError
 from sim_server.core.world import World
 from sim_server.ros.services import WorldServices
 from sim_server.ros.world_control import WorldControl
+from sim_server.standard_interface.entities import SPAWN_FORMAT, EntityServices
 from sim_server.standard_interface.simulation_state import SimulationState, Step, state_of, transition
 
 LOGGER = logging.getLogger("sim_server")
 
 #: The standard's features this server supports (SimulatorFeatures constants).
 FEATURES = (
+    SimulatorFeatures.SPAWNING,
+    SimulatorFeatures.DELETING,
+    SimulatorFeatures.SPAWNING_RESOURCE_STRING,
+    SimulatorFeatures.ENTITY_STATE_GETTING,
+    SimulatorFeatures.SIMULATION_RESET,
     SimulatorFeatures.SIMULATION_STATE_GETTING,
     SimulatorFeatures.SIMULATION_STATE_SETTING,
     SimulatorFeatures.SIMULATION_STATE_PAUSE,
     SimulatorFeatures.STEP_SIMULATION_SINGLE,
     SimulatorFeatures.STEP_SIMULATION_MULTIPLE,
+)
+#: The reset scopes served: all of time, state and spawned entities (the world as loaded).
+RESET_SCOPES = (
+    ResetSimulation.Request.SCOPE_DEFAULT,
+    ResetSimulation.Request.SCOPE_TIME | ResetSimulation.Request.SCOPE_STATE | ResetSimulation.Request.SCOPE_SPAWNED,
+    ResetSimulation.Request.SCOPE_ALL,
 )
 CUSTOM_INFO = (
     "sim_server: a 2D simulator (Box2D) of Flatland-format worlds. Flatland-style services beside "
@@ -89,12 +103,14 @@ class StandardInterface:
             node.create_service(
                 StepSimulation, "~/step_simulation", self._step, callback_group=MutuallyExclusiveCallbackGroup()
             ),
+            node.create_service(ResetSimulation, "~/reset_simulation", self._reset),
         ]
+        self.entities = EntityServices(node, world)
 
     @property
     def names(self) -> list[str]:
         """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
+        return [self._node.resolve_service_name(service.srv_name) for service in self._services] + self.entities.names
 
     @property
     def state(self) -> SimulationState:
@@ -103,7 +119,9 @@ class StandardInterface:
         return state_of(time.paused, time.iterations)
 
     def _get_features(self, request: GetSimulatorFeatures.Request, response: GetSimulatorFeatures.Response):
-        response.features = SimulatorFeatures(features=list(FEATURES), spawn_formats=[], custom_info=CUSTOM_INFO)
+        response.features = SimulatorFeatures(
+            features=list(FEATURES), spawn_formats=[SPAWN_FORMAT], custom_info=CUSTOM_INFO
+        )
         return response
 
     def _get_state(self, request: GetSimulationState.Request, response: GetSimulationState.Response):
@@ -132,6 +150,19 @@ class StandardInterface:
                     self._request_stop()
 
         _carry_out(response.result, carry_out, what)
+        return response
+
+    def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
+        scope = request.scope
+        what = f"reset_simulation {scope}"
+        if scope not in RESET_SCOPES:
+            message = (
+                f"scope {scope}: this simulator resets time, state and spawned entities together "
+                f"(scope {', '.join(map(str, RESET_SCOPES))})"
+            )
+            _failed(response.result, Result.RESULT_FEATURE_UNSUPPORTED, message, what)
+            return response
+        _carry_out(response.result, self._world_control.reset, what)
         return response
 
     async def _step(self, request: StepSimulation.Request, response: StepSimulation.Response):

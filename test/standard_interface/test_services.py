@@ -47,11 +47,14 @@ def test_features_list_what_is_offered(harness) -> None:
     assert set(features.features) == {
         SimulatorFeatures.SIMULATION_STATE_GETTING, SimulatorFeatures.SIMULATION_STATE_SETTING,
         SimulatorFeatures.SIMULATION_STATE_PAUSE, SimulatorFeatures.STEP_SIMULATION_SINGLE,
-        SimulatorFeatures.STEP_SIMULATION_MULTIPLE,
-    }  # each is exercised below
-    assert "sim_server" in features.custom_info
-    assert {f"/sim_server/{name}" for name in ("get_simulator_features", "get_simulation_state", "set_simulation_state",
-                                                "step_simulation")} <= set(harness.server.service_names)
+        SimulatorFeatures.STEP_SIMULATION_MULTIPLE, SimulatorFeatures.SIMULATION_RESET,
+        SimulatorFeatures.SPAWNING, SimulatorFeatures.DELETING, SimulatorFeatures.SPAWNING_RESOURCE_STRING,
+        SimulatorFeatures.ENTITY_STATE_GETTING,
+    }  # each is exercised here and in test_entities.py
+    assert list(features.spawn_formats) == ["yaml"] and "sim_server" in features.custom_info
+    names = ("get_simulator_features", "get_simulation_state", "set_simulation_state", "step_simulation",
+             "reset_simulation", "spawn_entity", "delete_entity", "get_entity_state")
+    assert {f"/sim_server/{name}" for name in names} <= set(harness.server.service_names)
 
 
 def test_transitions(harness) -> None:
@@ -125,3 +128,17 @@ def test_quitting_ends_the_loop_after_answering(harness) -> None:
     harness.executor.spin_until_future_complete(future, timeout_sec=WAIT_LIMIT)
     assert future.done() and future.result().result.result == Result.RESULT_OK
     assert harness.server.world.time.paused
+
+
+def test_reset_scopes(harness) -> None:
+    from simulation_interfaces.srv import ResetSimulation
+
+    world = harness.server.world
+    for scope in range(256):
+        harness.run_until(lambda: world.time.iterations > 3, "steps")
+        result = harness.call(ResetSimulation, "/sim_server/reset_simulation", ResetSimulation.Request(scope=scope)).result
+        if scope in (0, 7, 255):
+            assert result.result == Result.RESULT_OK and world.time.iterations == 0, scope
+        else:
+            assert result.result == Result.RESULT_FEATURE_UNSUPPORTED and f"scope {scope}" in result.error_message
+            assert world.time.iterations > 3

@@ -1,0 +1,183 @@
+"""The standard interface's spawn_entity, delete_entity and get_entity_state, in process."""
+
+from __future__ import annotations
+
+import math
+import string
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import PoseStamped
+from simulation_interfaces.msg import Result
+from simulation_interfaces.srv import DeleteEntity, GetEntityState, SpawnEntity
+
+from test.conftest import LOAD_WORLD_TESTS
+from test.ros.conftest import Harness
+
+WORLD = LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml"
+CODES = SpawnEntity.Response
+DISC = "bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.2, density: 1}]\n"
+
+
+@pytest.fixture(scope="module")
+def harness(ros_context_module):
+    h = Harness(ros_context_module, WORLD, start_paused=True)
+    yield h
+    h.close()
+
+
+@pytest.fixture(scope="module")
+def ros_context_module():
+    from rclpy.context import Context
+
+    import rclpy
+
+    context = Context()
+    rclpy.init(context=context)
+    yield context
+    rclpy.try_shutdown(context=context)
+
+
+def pose(x: float = 0.0, y: float = 0.0, yaw: float = 0.0, frame: str = "", q: tuple | None = None) -> PoseStamped:
+    stamped = PoseStamped()
+    stamped.header.frame_id = frame
+    stamped.pose.position.x, stamped.pose.position.y = x, y
+    qx, qy, qz, qw = q if q is not None else (0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2))
+    o = stamped.pose.orientation
+    o.x, o.y, o.z, o.w = qx, qy, qz, qw
+    return stamped
+
+
+def spawn(harness: Harness, **fields) -> SpawnEntity.Response:
+    fields.setdefault("initial_pose", pose())
+    return harness.call(SpawnEntity, "/sim_server/spawn_entity", SpawnEntity.Request(**fields))
+
+
+def delete(harness: Harness, name: str) -> Result:
+    return harness.call(DeleteEntity, "/sim_server/delete_entity", DeleteEntity.Request(entity=name)).result
+
+
+def state_of(harness: Harness, name: str) -> GetEntityState.Response:
+    return harness.call(GetEntityState, "/sim_server/get_entity_state", GetEntityState.Request(entity=name))
+
+
+def test_spawn_by_path_uri_and_resource_string_then_state_and_delete(harness) -> None:
+    world = harness.server.world
+    by_path = spawn(harness, name="bot", uri="turtlebot.model.yaml", entity_namespace="bot", initial_pose=pose(1.5, -2.0, 0.5))
+    assert by_path.result.result == Result.RESULT_OK and by_path.entity_name == "bot"
+    model = world.models["bot"]
+    assert model.namespace == "bot" and model.pose.x == pytest.approx(1.5) and model.pose.theta == pytest.approx(0.5)
+    by_file_uri = spawn(harness, name="chair2", uri=(WORLD.parent / "chair.model.yaml").as_uri(), initial_pose=pose(frame="map"))
+    assert by_file_uri.result.result == Result.RESULT_OK and "chair2" in world.models
+    by_text = spawn(harness, name="disc", resource_string=DISC, initial_pose=pose(3.0, 4.0, -1.0))
+    assert by_text.result.result == Result.RESULT_OK and world.models["disc"].pose.y == pytest.approx(4.0)
+
+    got = state_of(harness, "bot")
+    assert got.result.result == Result.RESULT_OK and got.state.header.frame_id == "map"
+    assert (got.state.pose.position.x, got.state.pose.position.y) == pytest.approx((1.5, -2.0), abs=1e-6)
+    assert 2 * math.atan2(got.state.pose.orientation.z, got.state.pose.orientation.w) == pytest.approx(0.5, abs=1e-6)
+
+    for name in ("bot", "chair2", "disc"):
+        assert delete(harness, name).result == Result.RESULT_OK and name not in world.models
+    missing = delete(harness, "bot")
+    assert missing.result == Result.RESULT_NOT_FOUND and '"bot"' in missing.error_message
+    assert state_of(harness, "bot").result.result == Result.RESULT_NOT_FOUND
+
+
+def test_renaming(harness) -> None:
+    world = harness.server.world
+    names = [spawn(harness, name="twin", resource_string=DISC, allow_renaming=True).entity_name for _ in range(3)]
+    assert names == ["twin", "twin_1", "twin_2"]
+    unnamed = spawn(harness, uri="chair.model.yaml", allow_renaming=True)
+    assert unnamed.result.result == Result.RESULT_OK and unnamed.entity_name == "chair"
+    taken = spawn(harness, name="twin", resource_string=DISC)
+    assert taken.result.result == CODES.NAME_NOT_UNIQUE
+    for name in names + ["chair"]:
+        world.delete_model(name)
+
+
+@pytest.mark.parametrize(
+    ("fields", "code", "fact"),
+    [
+        ({"name": "", "resource_string": DISC}, CODES.NAME_INVALID, "empty"),
+        ({"name": "a b", "resource_string": DISC}, CODES.NAME_INVALID, "may only hold"),
+        ({"name": "x" * 300, "resource_string": DISC}, CODES.NAME_INVALID, "characters"),
+        ({"name": "n", "resource_string": DISC, "entity_namespace": "1bad"}, CODES.NAMESPACE_INVALID, "namespace"),
+        ({"name": "n"}, CODES.NO_RESOURCE, "uri"),
+        ({"name": "n", "uri": "no_such.model.yaml"}, CODES.NO_RESOURCE, "does not exist"),
+        ({"name": "n", "uri": "package://robots/bot.yaml"}, CODES.UNSUPPORTED_FORMAT, "package"),
+        ({"name": "n", "uri": "robot.urdf"}, CODES.UNSUPPORTED_FORMAT, "yaml"),
+        ({"name": "n", "uri": "x" * 5000 + ".yaml"}, CODES.NO_RESOURCE, "does not exist"),
+        ({"name": "n", "resource_string": "bodies: ["}, CODES.RESOURCE_PARSE_ERROR, "invalid YAML"),
+        ({"name": "n", "resource_string": "bodies: []"}, CODES.RESOURCE_PARSE_ERROR, "at least one body"),
+        ({"name": "n", "resource_string": DISC + "plugins:\n  - {type: NoSuchPlugin, name: p}\n"},
+         CODES.RESOURCE_PARSE_ERROR, "NoSuchPlugin"),
+        ({"name": "n", "resource_string": DISC, "initial_pose": pose(frame="odom")}, CODES.INVALID_POSE, "frame"),
+        ({"name": "n", "resource_string": DISC, "initial_pose": pose(math.nan)}, CODES.INVALID_POSE, "finite"),
+        ({"name": "n", "resource_string": DISC, "initial_pose": pose(q=(0.0, 0.0, 0.0, 0.0))}, CODES.INVALID_POSE, "zero"),
+        ({"name": "n", "resource_string": DISC, "initial_pose": pose(q=(0.3, 0.0, 0.0, 0.95))}, CODES.INVALID_POSE, "about z"),
+        ({"name": "n", "resource_string": DISC, "initial_pose": pose(1e12)}, CODES.INVALID_POSE, "within"),
+    ],
+)
+def test_refusals_name_their_cause_and_leave_nothing(harness, fields, code, fact) -> None:
+    before = set(harness.server.world.models)
+    response = spawn(harness, **fields)
+    assert response.result.result == code and fact in response.result.error_message, response.result
+    assert set(harness.server.world.models) == before
+
+
+def test_generated_requests_are_answered_and_leave_the_world_consistent(harness) -> None:
+    """Random names, namespaces, URIs and YAML texts: each request spawns or is refused with one
+    of the standard's codes; afterwards the world holds exactly the entities reported spawned."""
+    world = harness.server.world
+    rng = np.random.default_rng(11)
+    alphabet = string.ascii_letters + string.digits + "_-./: {}[]\n\t#$'\"\\"
+    before = set(world.models)
+    spawned = set()
+    for _ in range(60):
+        def text(most: int) -> str:
+            return "".join(rng.choice(list(alphabet), int(rng.integers(0, most))))
+
+        fields = {"name": text(12), "entity_namespace": text(6) if rng.random() < 0.3 else "",
+                  "allow_renaming": bool(rng.random() < 0.5)}
+        if rng.random() < 0.5:
+            fields["uri"] = text(20) + rng.choice([".yaml", ".yml", ".sdf", ""])
+        else:
+            fields["resource_string"] = DISC if rng.random() < 0.4 else text(80)
+        fields["initial_pose"] = pose(*rng.normal(0.0, 5.0, 3)) if rng.random() < 0.8 else pose(q=tuple(rng.normal(0, 1, 4)))
+        response = spawn(harness, **fields)
+        assert response.result.result in (Result.RESULT_OK, *range(101, 110)), response.result
+        assert response.result.result != Result.RESULT_OK or response.entity_name in world.models
+        if response.result.result == Result.RESULT_OK:
+            spawned.add(response.entity_name)
+        else:
+            assert response.result.error_message
+    assert set(world.models) == before | spawned
+    for name in spawned:
+        assert delete(harness, name).result == Result.RESULT_OK
+
+
+def test_a_client_of_the_standard_alone_spawns_steps_reads_and_resets(harness) -> None:
+    """The issue's end to end: nothing but simulation_interfaces calls."""
+    from simulation_interfaces.msg import SimulationState
+    from simulation_interfaces.srv import ResetSimulation, SetSimulationState, StepSimulation
+
+    def call(service_type, name, request):
+        return harness.call(service_type, f"/sim_server/{name}", request)
+
+    assert call(SetSimulationState, "set_simulation_state",
+                SetSimulationState.Request(state=SimulationState(state=SimulationState.STATE_STOPPED))).result.result in (
+        Result.RESULT_OK, SetSimulationState.Response.ALREADY_IN_TARGET_STATE)
+    spawned = spawn(harness, name="robot", uri="turtlebot.model.yaml", entity_namespace="robot", initial_pose=pose(2.0, 1.0))
+    assert spawned.result.result == Result.RESULT_OK
+    placed = state_of(harness, "robot").state
+    assert (placed.pose.position.x, placed.pose.position.y) == pytest.approx((2.0, 1.0), abs=1e-6)
+    assert call(StepSimulation, "step_simulation", StepSimulation.Request(steps=20)).result.result == Result.RESULT_OK
+    state = state_of(harness, "robot")
+    assert state.result.result == Result.RESULT_OK
+    assert state.state.header.stamp.nanosec == 20 * harness.server.world.time.step_ns
+    body = harness.server.world.models["robot"].first_body.physics_body
+    assert (state.state.pose.position.x, state.state.pose.position.y) == pytest.approx((body.position.x, body.position.y))
+    assert call(ResetSimulation, "reset_simulation", ResetSimulation.Request()).result.result == Result.RESULT_OK
+    assert state_of(harness, "robot").result.result == Result.RESULT_NOT_FOUND  # spawned entities go
+    assert harness.server.world.time.time_ns == 0
