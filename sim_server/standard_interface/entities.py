@@ -10,18 +10,17 @@ fault; nothing half-made stays in the world.
 
 from __future__ import annotations
 
-import logging
 import math
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
-from simulation_interfaces.msg import EntityState, Result
+from simulation_interfaces.msg import EntityState
 from simulation_interfaces.srv import DeleteEntity, GetEntityState, SpawnEntity
 
 from sim_server.core.entity_names import model_name_problem, namespace_problem
-from sim_server.core.errors import ConfigError, EntityError, RequestError, SimError
+from sim_server.core.errors import ConfigError, RequestError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.model_file import ModelSpec, load_model_file, load_model_text
 from sim_server.core.state import model_state
@@ -29,8 +28,7 @@ from sim_server.core.world import World, check_pose
 from sim_server.ros.conversions import set_pose_msg, time_msg
 from sim_server.ros.services import quoted
 from sim_server.ros.state_datapacks import WORLD_FRAME
-
-LOGGER = logging.getLogger("sim_server")
+from sim_server.standard_interface.results import Refused, answer
 
 #: The file format spawn_entity takes (listed in the simulator's features).
 SPAWN_FORMAT = "yaml"
@@ -44,36 +42,6 @@ PLANAR_TOLERANCE = 1e-6
 MAX_RENAMING_TRIES = 10_000
 
 SPAWN_CODES = SpawnEntity.Response
-
-
-class Refused(Exception):
-    """A request refused with the standard's ``code`` and a message."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def answer(result: Result, action, what: str) -> Result:
-    """Run ``action``: RESULT_OK, or the refusal's code, or RESULT_OPERATION_FAILED for any other
-    error (an unexpected one logged with its traceback; the server runs on)."""
-    try:
-        action()
-        result.result, result.error_message = Result.RESULT_OK, ""
-        return result
-    except Refused as refused:
-        result.result, result.error_message = refused.code, str(refused)
-    except EntityError as exc:
-        result.result, result.error_message = Result.RESULT_NOT_FOUND, str(exc)
-    except SimError as exc:
-        result.result, result.error_message = Result.RESULT_OPERATION_FAILED, str(exc)
-    except Exception as exc:  # a bug must not take the server down
-        result.result = Result.RESULT_OPERATION_FAILED
-        result.error_message = f"internal error: {type(exc).__name__}: {exc}"
-        LOGGER.exception("%s failed with an internal error", what)
-        return result
-    LOGGER.warning("%s failed: %s", what, result.error_message)
-    return result
 
 
 def planar_pose(stamped: PoseStamped) -> Pose2D:

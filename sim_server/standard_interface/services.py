@@ -20,11 +20,11 @@ from simulation_interfaces.srv import (
     GetSimulationState, GetSimulatorFeatures, ResetSimulation, SetSimulationState, StepSimulation,
 )
 
-from sim_server.core.errors import SimError
 from sim_server.core.world import World
 from sim_server.ros.services import WorldServices
 from sim_server.ros.world_control import WorldControl
 from sim_server.standard_interface.entities import SPAWN_FORMAT, EntityServices
+from sim_server.standard_interface.results import answer, refuse
 from sim_server.standard_interface.simulation_state import SimulationState, Step, state_of, transition
 
 LOGGER = logging.getLogger("sim_server")
@@ -52,27 +52,6 @@ CUSTOM_INFO = (
     "sim_server: a 2D simulator (Box2D) of Flatland-format worlds. Flatland-style services beside "
     "these: spawn_model, delete_model, move_model, pause, resume, step_world, reset_world."
 )
-
-
-def _failed(result: Result, code: int, message: str, what: str) -> Result:
-    result.result, result.error_message = code, message
-    LOGGER.warning("%s failed: %s", what, message)
-    return result
-
-
-def _carry_out(result: Result, action: Callable[[], None], what: str) -> Result:
-    """Run ``action``: RESULT_OK, or RESULT_OPERATION_FAILED with the error's message (an
-    unexpected exception is logged with its traceback, and the server runs on)."""
-    try:
-        action()
-        result.result, result.error_message = Result.RESULT_OK, ""
-    except SimError as exc:
-        _failed(result, Result.RESULT_OPERATION_FAILED, str(exc), what)
-    except Exception as exc:  # a bug must not take the server down
-        result.result = Result.RESULT_OPERATION_FAILED
-        result.error_message = f"internal error: {type(exc).__name__}: {exc}"
-        LOGGER.exception("%s failed with an internal error", what)
-    return result
 
 
 class StandardInterface:
@@ -134,7 +113,7 @@ class StandardInterface:
         what = f"set_simulation_state {target}"
         plan = transition(self.state, target)
         if plan.refusal is not None:
-            _failed(response.result, int(plan.refusal), plan.message, what)
+            refuse(response.result, int(plan.refusal), plan.message, what)
             return response
 
         def carry_out() -> None:
@@ -149,7 +128,7 @@ class StandardInterface:
                     LOGGER.info("the simulation is quitting (set_simulation_state QUITTING)")
                     self._request_stop()
 
-        _carry_out(response.result, carry_out, what)
+        answer(response.result, carry_out, what)
         return response
 
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
@@ -160,23 +139,23 @@ class StandardInterface:
                 f"scope {scope}: this simulator resets time, state and spawned entities together "
                 f"(scope {', '.join(map(str, RESET_SCOPES))})"
             )
-            _failed(response.result, Result.RESULT_FEATURE_UNSUPPORTED, message, what)
+            refuse(response.result, Result.RESULT_FEATURE_UNSUPPORTED, message, what)
             return response
-        _carry_out(response.result, self._world_control.reset, what)
+        answer(response.result, self._world_control.reset, what)
         return response
 
     async def _step(self, request: StepSimulation.Request, response: StepSimulation.Response):
         what = f"step_simulation {request.steps}"
         if not self._world.time.paused:
             message = "the simulation is playing: pause it before stepping it"
-            _failed(response.result, Result.RESULT_OPERATION_FAILED, message, what)
+            refuse(response.result, Result.RESULT_OPERATION_FAILED, message, what)
             return response
-        _carry_out(response.result, lambda: self._world_control.check_steps(request.steps), what)
+        answer(response.result, lambda: self._world_control.check_steps(request.steps), what)
         if response.result.result != Result.RESULT_OK:
             return response
         queued = self._world_control.queue_steps(request.steps)
         reason = await queued.future
         if reason is not None:
             message = f"stopped after {queued.done} of {queued.steps} step(s): {reason}"
-            _failed(response.result, Result.RESULT_OPERATION_FAILED, message, what)
+            refuse(response.result, Result.RESULT_OPERATION_FAILED, message, what)
         return response
