@@ -355,7 +355,7 @@ def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, s
     lines = readme_block("from a second terminal (the standard interface)")
     assert len(lines) == 8
     outputs = [ros2(tools_env, line[len("ros2 "):]) for line in lines]
-    assert "features=[0, 1, 9, 10, 20, 24, 25, 26, 31, 32], spawn_formats=['yaml']" in outputs[0], outputs[0]
+    assert "features=[0, 1, 9, 10, 11, 12, 20, 24, 25, 26, 31, 32], spawn_formats=['yaml']" in outputs[0], outputs[0]
     for output in outputs[1:]:
         assert "result=simulation_interfaces.msg.Result(result=1," in output, output
     assert "entity_name='scout'" in outputs[2], outputs[2]

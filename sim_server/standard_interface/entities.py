@@ -1,4 +1,5 @@
-"""The standard interface's entity services: spawn_entity, delete_entity and get_entity_state.
+"""The standard interface's entity services: spawn_entity, delete_entity, get_entity_state,
+set_entity_state and get_entity_info.
 
 Entities are the world's models. ``spawn_entity`` takes a Flatland model file (format ``yaml``)
 by ``uri`` (a path, relative ones against the world file's folder, or a ``file://`` URI) or as
@@ -6,6 +7,11 @@ the YAML text itself in ``resource_string``, with the same validation, limits an
 as the model files of a world; the initial pose is planar, in the world frame (``header.frame_id``
 empty or ``map``). Every refusal carries the standard's code and a message naming the value at
 fault; nothing half-made stays in the world.
+
+States are planar and in the world frame: a pose's orientation must be a rotation about z, a
+twist has no linear z nor angular x or y, and the acceleration of set_entity_state is ignored
+(the standard allows it). An entity's category is ``CATEGORY_ROBOT`` when its model has plugins,
+else ``CATEGORY_STATIC_OBJECT`` when all its bodies are static, else ``CATEGORY_DYNAMIC_OBJECT``.
 """
 
 from __future__ import annotations
@@ -14,16 +20,18 @@ import math
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from geometry_msgs.msg import PoseStamped
+from Box2D import b2
+from geometry_msgs.msg import Pose
 from rclpy.node import Node
-from simulation_interfaces.msg import EntityState
-from simulation_interfaces.srv import DeleteEntity, GetEntityState, SpawnEntity
+from simulation_interfaces.msg import EntityCategory, EntityInfo, EntityState
+from simulation_interfaces.srv import DeleteEntity, GetEntityInfo, GetEntityState, SetEntityState, SpawnEntity
 
 from sim_server.core.entity_names import model_name_problem, namespace_problem
 from sim_server.core.errors import ConfigError, RequestError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.model_file import ModelSpec, load_model_file, load_model_text
 from sim_server.core.state import model_state
+from sim_server.core.model import Model
 from sim_server.core.world import World, check_pose
 from sim_server.ros.conversions import set_pose_msg, time_msg
 from sim_server.ros.services import quoted
@@ -44,35 +52,40 @@ MAX_RENAMING_TRIES = 10_000
 SPAWN_CODES = SpawnEntity.Response
 
 
-def planar_pose(stamped: PoseStamped) -> Pose2D:
-    """The planar pose of a world-frame geometry_msgs/PoseStamped (z is ignored); Refused with
-    INVALID_POSE for another frame, a non-finite number, a zero quaternion or a rotation that
-    is not about z."""
-    frame = stamped.header.frame_id
+def planar_pose(frame: str, pose: Pose, invalid: int, what: str) -> Pose2D:
+    """The planar pose of a world-frame geometry_msgs/Pose (z is ignored); Refused with the
+    service's ``invalid`` code for another frame, a non-finite number, a zero quaternion, a
+    rotation that is not about z or a pose beyond the limits. ``what`` names it in messages."""
     if frame not in WORLD_FRAMES:
-        raise Refused(
-            SPAWN_CODES.INVALID_POSE,
-            f"initial_pose is in frame {quoted(frame)}: give it in the world frame ('' or 'map')",
-        )
-    position, q = stamped.pose.position, stamped.pose.orientation
+        raise Refused(invalid, f"{what} is in frame {quoted(frame)}: give it in the world frame ('' or 'map')")
+    position, q = pose.position, pose.orientation
     values = (position.x, position.y, position.z, q.x, q.y, q.z, q.w)
     if not all(math.isfinite(v) for v in values):
-        raise Refused(SPAWN_CODES.INVALID_POSE, f"initial_pose must be finite, got {values}")
+        raise Refused(invalid, f"{what} must be finite, got {values}")
     length = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
     if length == 0.0:
-        raise Refused(SPAWN_CODES.INVALID_POSE, "initial_pose.orientation is a zero quaternion")
+        raise Refused(invalid, f"{what}.orientation is a zero quaternion")
     if max(abs(q.x), abs(q.y)) > PLANAR_TOLERANCE * length:
         raise Refused(
-            SPAWN_CODES.INVALID_POSE,
-            f"initial_pose.orientation ({q.x:g}, {q.y:g}, {q.z:g}, {q.w:g}) is not a rotation about z "
+            invalid,
+            f"{what}.orientation ({q.x:g}, {q.y:g}, {q.z:g}, {q.w:g}) is not a rotation about z "
             "(this simulator is planar)",
         )
-    pose = Pose2D(float(position.x), float(position.y), 2.0 * math.atan2(q.z, q.w))
+    planar = Pose2D(float(position.x), float(position.y), 2.0 * math.atan2(q.z, q.w))
     try:
-        check_pose(pose)
+        check_pose(planar)
     except RequestError as exc:
-        raise Refused(SPAWN_CODES.INVALID_POSE, str(exc)) from None
-    return pose
+        raise Refused(invalid, str(exc)) from None
+    return planar
+
+
+def category_of(model: Model) -> int:
+    """The standard's category of a model (see the module's docstring)."""
+    if model.spec.plugins:
+        return EntityCategory.CATEGORY_ROBOT
+    if all(body.physics_body.type == b2.staticBody for body in model.bodies.values()):
+        return EntityCategory.CATEGORY_STATIC_OBJECT
+    return EntityCategory.CATEGORY_DYNAMIC_OBJECT
 
 
 class EntityServices:
@@ -90,6 +103,8 @@ class EntityServices:
             node.create_service(SpawnEntity, "~/spawn_entity", self._spawn),
             node.create_service(DeleteEntity, "~/delete_entity", self._delete),
             node.create_service(GetEntityState, "~/get_entity_state", self._get_state),
+            node.create_service(SetEntityState, "~/set_entity_state", self._set_state),
+            node.create_service(GetEntityInfo, "~/get_entity_info", self._get_info),
         ]
 
     @property
@@ -103,7 +118,8 @@ class EntityServices:
             problem = namespace_problem(request.entity_namespace)
             if problem is not None:
                 raise Refused(SPAWN_CODES.NAMESPACE_INVALID, problem)
-            pose = planar_pose(request.initial_pose)
+            initial = request.initial_pose
+            pose = planar_pose(initial.header.frame_id, initial.pose, SPAWN_CODES.INVALID_POSE, "initial_pose")
             spec = self._spec(request)
             name = self._name(request, spec)
             try:
@@ -207,3 +223,35 @@ class EntityServices:
         message.twist.linear.x, message.twist.linear.y = state.vx, state.vy
         message.twist.angular.z = state.wz
         return message
+
+    def _set_state(self, request: SetEntityState.Request, response: SetEntityState.Response) -> SetEntityState.Response:
+        def set_state() -> None:
+            model = self._world.model(request.entity)
+            state = request.state
+            pose = planar_pose(state.header.frame_id, state.pose, SetEntityState.Response.INVALID_POSE, "state.pose")
+            linear, angular = state.twist.linear, state.twist.angular
+            twist = (linear.x, linear.y, linear.z, angular.x, angular.y, angular.z)
+            if not all(math.isfinite(v) for v in twist):
+                raise RequestError(f"state.twist must be finite, got {twist}")
+            if linear.z != 0.0 or angular.x != 0.0 or angular.y != 0.0:
+                raise RequestError(f"state.twist {twist} is not planar: linear.z, angular.x and angular.y must be 0")
+            moving = linear.x != 0.0 or linear.y != 0.0 or angular.z != 0.0
+            if moving and category_of(model) == EntityCategory.CATEGORY_STATIC_OBJECT:
+                raise RequestError(f"entity {quoted(model.name)} is static: it cannot be given a twist")
+            self._world.set_model_state(model.name, pose, float(linear.x), float(linear.y), float(angular.z))
+
+        answer(response.result, set_state, f"set_entity_state {quoted(request.entity)}")
+        return response
+
+    def _get_info(self, request: GetEntityInfo.Request, response: GetEntityInfo.Response) -> GetEntityInfo.Response:
+        def get() -> None:
+            model = self._world.model(request.entity)
+            where = f" in namespace {model.namespace}" if model.namespace else ""
+            response.info = EntityInfo(
+                category=EntityCategory(category=category_of(model)),
+                description=f"Flatland model from {model.spec.path}{where}",
+                tags=[],
+            )
+
+        answer(response.result, get, f"get_entity_info {quoted(request.entity)}")
+        return response

@@ -35,6 +35,8 @@ FEATURES = (
     SimulatorFeatures.DELETING,
     SimulatorFeatures.SPAWNING_RESOURCE_STRING,
     SimulatorFeatures.ENTITY_STATE_GETTING,
+    SimulatorFeatures.ENTITY_STATE_SETTING,
+    SimulatorFeatures.ENTITY_INFO_GETTING,
     SimulatorFeatures.SIMULATION_RESET,
     SimulatorFeatures.SIMULATION_STATE_GETTING,
     SimulatorFeatures.SIMULATION_STATE_SETTING,

@@ -181,3 +181,70 @@ def test_a_client_of_the_standard_alone_spawns_steps_reads_and_resets(harness) -
     assert call(ResetSimulation, "reset_simulation", ResetSimulation.Request()).result.result == Result.RESULT_OK
     assert state_of(harness, "robot").result.result == Result.RESULT_NOT_FOUND  # spawned entities go
     assert harness.server.world.time.time_ns == 0
+
+
+def set_state(harness: Harness, name: str, x: float = 0.0, y: float = 0.0, yaw: float = 0.0, frame: str = "",
+              twist: tuple = (0.0,) * 6, q: tuple | None = None) -> Result:
+    from simulation_interfaces.msg import EntityState
+    from simulation_interfaces.srv import SetEntityState
+
+    state = EntityState()
+    stamped = pose(x, y, yaw, frame, q)
+    state.header, state.pose = stamped.header, stamped.pose
+    t = state.twist
+    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = twist
+    return harness.call(SetEntityState, "/sim_server/set_entity_state", SetEntityState.Request(entity=name, state=state)).result
+
+
+def test_set_entity_state(harness) -> None:
+    from simulation_interfaces.srv import SetEntityState
+
+    world = harness.server.world
+    assert spawn(harness, name="mover", resource_string=DISC).result.result == Result.RESULT_OK
+    assert set_state(harness, "mover", 3.0, -1.0, 0.7, "map", (0.5, -0.25, 0.0, 0.0, 0.0, 0.3)).result == Result.RESULT_OK
+    body = world.models["mover"].first_body.physics_body
+    assert (body.position.x, body.position.y, body.angle) == pytest.approx((3.0, -1.0, 0.7), abs=1e-6)
+    assert (body.linearVelocity.x, body.linearVelocity.y, body.angularVelocity) == pytest.approx((0.5, -0.25, 0.3), abs=1e-6)
+    got = state_of(harness, "mover").state
+    assert (got.twist.linear.x, got.twist.linear.y, got.twist.angular.z) == pytest.approx((0.5, -0.25, 0.3), abs=1e-6)
+    invalid = SetEntityState.Response.INVALID_POSE
+    refusals = [
+        (("mover",), {"frame": "odom"}, invalid, "frame"),
+        (("mover", math.inf), {}, invalid, "finite"),
+        (("mover",), {"q": (0.0, 0.7, 0.0, 0.7)}, invalid, "about z"),
+        (("mover", 1e9), {}, invalid, "within"),
+        (("mover",), {"twist": (0.0, 0.0, 1.0, 0.0, 0.0, 0.0)}, Result.RESULT_OPERATION_FAILED, "planar"),
+        (("mover",), {"twist": (math.nan,) + (0.0,) * 5}, Result.RESULT_OPERATION_FAILED, "finite"),
+        (("mover",), {"twist": (1e9,) + (0.0,) * 5}, Result.RESULT_OPERATION_FAILED, "twist"),
+        (("chair1",), {"twist": (1.0,) + (0.0,) * 5}, Result.RESULT_OPERATION_FAILED, "static"),
+        (("ghost",), {}, Result.RESULT_NOT_FOUND, "ghost"),
+    ]
+    for args, kwargs, code, fact in refusals:
+        before = (body.position.x, body.position.y, body.angle, body.linearVelocity.x)
+        refused = set_state(harness, *args, **kwargs)
+        assert refused.result == code and fact in refused.error_message, (args, kwargs, refused)
+        assert (body.position.x, body.position.y, body.angle, body.linearVelocity.x) == before  # unchanged
+    world.delete_model("mover")
+
+
+def test_entity_info(harness) -> None:
+    from simulation_interfaces.msg import EntityCategory
+    from simulation_interfaces.srv import GetEntityInfo
+
+    def info(name: str) -> GetEntityInfo.Response:
+        return harness.call(GetEntityInfo, "/sim_server/get_entity_info", GetEntityInfo.Request(entity=name))
+
+    robot_text = DISC + "plugins:\n  - {type: DiffDrive, name: drive, body: base}\n"
+    assert spawn(harness, name="robo", resource_string=robot_text, entity_namespace="robo").result.result == Result.RESULT_OK
+    assert spawn(harness, name="ball", resource_string=DISC).result.result == Result.RESULT_OK
+    robot, ball, chair = info("robo"), info("ball"), info("chair1")
+    assert robot.info.category.category == EntityCategory.CATEGORY_ROBOT and "robo" in robot.info.description
+    assert ball.info.category.category == EntityCategory.CATEGORY_DYNAMIC_OBJECT
+    assert chair.info.category.category == EntityCategory.CATEGORY_STATIC_OBJECT
+    assert "chair.model.yaml" in chair.info.description and list(chair.info.tags) == []
+    assert spawn(harness, name="plain", uri="turtlebot.model.yaml").result.result == Result.RESULT_OK  # no plugins
+    assert info("plain").info.category.category == EntityCategory.CATEGORY_DYNAMIC_OBJECT
+    harness.server.world.delete_model("plain")
+    assert info("ghost").result.result == Result.RESULT_NOT_FOUND
+    for name in ("robo", "ball"):
+        harness.server.world.delete_model(name)
