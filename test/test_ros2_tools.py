@@ -353,15 +353,19 @@ def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, s
     """The standard interface through the real CLI: features, pause, spawn, step, entity state,
     simulation state, delete, play."""
     lines = readme_block("from a second terminal (the standard interface)")
-    assert len(lines) == 8
+    assert len(lines) == 9
     outputs = [ros2(tools_env, line[len("ros2 "):]) for line in lines]
-    assert "features=[0, 1, 9, 10, 11, 12, 20, 24, 25, 26, 31, 32], spawn_formats=['yaml']" in outputs[0], outputs[0]
-    for output in outputs[1:]:
-        assert "result=simulation_interfaces.msg.Result(result=1," in output, output
+    assert "features=[0, 1, 9, 10, 11, 12, 20, 24, 25, 26, 31, 32, 33], spawn_formats=['yaml']" in outputs[0], outputs[0]
+    for line, output in zip(lines[1:], outputs[1:]):
+        if " action send_goal " in line:
+            assert "Goal finished with status: SUCCEEDED" in output and "result: 1" in output, output
+            assert "completed_steps:" in output, output  # feedback arrived (the last may race the result)
+        else:
+            assert "result=simulation_interfaces.msg.Result(result=1," in output, output
     assert "entity_name='scout'" in outputs[2], outputs[2]
-    assert "pose=geometry_msgs.msg.Pose(position=geometry_msgs.msg.Point(x=" in outputs[4], outputs[4]
-    assert "frame_id='map'" in outputs[4], outputs[4]
-    assert "state=simulation_interfaces.msg.SimulationState(state=2)" in outputs[5], outputs[5]
+    assert "pose=geometry_msgs.msg.Pose(position=geometry_msgs.msg.Point(x=" in outputs[5], outputs[5]
+    assert "frame_id='map'" in outputs[5], outputs[5]
+    assert "state=simulation_interfaces.msg.SimulationState(state=2)" in outputs[6], outputs[6]
 
 
 def test_readme_launch_commands_work_verbatim(tools_env: dict[str, str], tmp_path: Path) -> None:

@@ -50,6 +50,8 @@ class _StepRequest:
     done: int = 0
     future: Future = field(default_factory=Future)
     on_step: Callable[[int], None] | None = None
+    #: Asked before each step: a reason to stop now (the request completes with it), or None.
+    stop_reason: Callable[[], str | None] | None = None
 
 
 class WorldControl:
@@ -98,11 +100,15 @@ class WorldControl:
         if not self._world.time.paused:
             raise RequestError("the world is running: pause it before stepping it")
 
-    def queue_steps(self, steps: int, on_step: Callable[[int], None] | None = None) -> _StepRequest:
+    def queue_steps(
+        self, steps: int, on_step: Callable[[int], None] | None = None,
+        stop_reason: Callable[[], str | None] | None = None,
+    ) -> _StepRequest:
         """Queue ``steps`` steps (checked with :meth:`check_steps`) for the server's loop; await
         the result's ``future``: None once all are done, else why they stopped. ``on_step`` is
-        called with the number done after each step."""
-        queued = _StepRequest(steps, on_step=on_step)
+        called with the number done after each step; ``stop_reason`` before each, and a reason
+        it gives ends the request there (a cancelled action)."""
+        queued = _StepRequest(steps, on_step=on_step, stop_reason=stop_reason)
         self._queued.append(queued)
         return queued
 
@@ -143,14 +149,20 @@ class WorldControl:
         while queue:
             queued = queue[0]
             while queued.done < queued.steps:
+                reason = queued.stop_reason() if queued.stop_reason is not None else None
+                if reason is not None:
+                    queue.popleft()
+                    queued.future.set_result(reason)
+                    break
                 self._step_once()
                 queued.done += 1
                 if queued.on_step is not None:
                     queued.on_step(queued.done)
                 if time.monotonic() >= end and queued.done < queued.steps:
                     return
-            queue.popleft()
-            queued.future.set_result(None)
+            else:
+                queue.popleft()
+                queued.future.set_result(None)
 
     def abort_queued_steps(self, reason: str) -> int:
         """Answer every queued step_world request with ``reason`` (the world was resumed, ...);

@@ -13,9 +13,12 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
+from rclpy.action import ActionServer, CancelResponse
+from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from simulation_interfaces.msg import Result, SimulationState as SimulationStateMsg, SimulatorFeatures
+from simulation_interfaces.action import SimulateSteps
 from simulation_interfaces.srv import (
     GetSimulationState, GetSimulatorFeatures, ResetSimulation, SetSimulationState, StepSimulation,
 )
@@ -43,7 +46,12 @@ FEATURES = (
     SimulatorFeatures.SIMULATION_STATE_PAUSE,
     SimulatorFeatures.STEP_SIMULATION_SINGLE,
     SimulatorFeatures.STEP_SIMULATION_MULTIPLE,
+    SimulatorFeatures.STEP_SIMULATION_ACTION,
 )
+#: Why stepping is refused while the simulation plays.
+PLAYING = "the simulation is playing: pause it before stepping it"
+#: Why the steps of a cancelled SimulateSteps goal stopped.
+CANCELLED = "the goal was cancelled"
 #: The reset scopes served: all of time, state and spawned entities (the world as loaded).
 RESET_SCOPES = (
     ResetSimulation.Request.SCOPE_DEFAULT,
@@ -87,6 +95,11 @@ class StandardInterface:
             node.create_service(ResetSimulation, "~/reset_simulation", self._reset),
         ]
         self.entities = EntityServices(node, world)
+        # Its own group too: a goal awaiting its steps leaves the other callbacks free.
+        self._simulate_steps = ActionServer(
+            node, SimulateSteps, "~/simulate_steps", execute_callback=self._simulate,
+            cancel_callback=lambda goal: CancelResponse.ACCEPT, callback_group=MutuallyExclusiveCallbackGroup(),
+        )
 
     @property
     def names(self) -> list[str]:
@@ -146,11 +159,43 @@ class StandardInterface:
         answer(response.result, self._world_control.reset, what)
         return response
 
+    async def _simulate(self, goal: ServerGoalHandle) -> SimulateSteps.Result:
+        """SimulateSteps: the steps of step_simulation, with feedback after each step; a cancel
+        request stops them before the next step."""
+        steps = goal.request.steps
+        what = f"simulate_steps {steps}"
+        outcome = SimulateSteps.Result()
+        if not self._world.time.paused:
+            refuse(outcome.result, Result.RESULT_OPERATION_FAILED, PLAYING, what)
+            goal.abort()
+            return outcome
+        if answer(outcome.result, lambda: self._world_control.check_steps(steps), what).result != Result.RESULT_OK:
+            goal.abort()
+            return outcome
+
+        def feedback(done: int) -> None:
+            goal.publish_feedback(SimulateSteps.Feedback(completed_steps=done, remaining_steps=steps - done))
+
+        def cancelled() -> str | None:
+            return CANCELLED if goal.is_cancel_requested else None
+
+        queued = self._world_control.queue_steps(steps, on_step=feedback, stop_reason=cancelled)
+        reason = await queued.future
+        if reason is None:
+            goal.succeed()
+        else:
+            message = f"stopped after {queued.done} of {steps} step(s): {reason}"
+            refuse(outcome.result, Result.RESULT_OPERATION_FAILED, message, what)
+            if reason == CANCELLED:
+                goal.canceled()
+            else:
+                goal.abort()
+        return outcome
+
     async def _step(self, request: StepSimulation.Request, response: StepSimulation.Response):
         what = f"step_simulation {request.steps}"
         if not self._world.time.paused:
-            message = "the simulation is playing: pause it before stepping it"
-            refuse(response.result, Result.RESULT_OPERATION_FAILED, message, what)
+            refuse(response.result, Result.RESULT_OPERATION_FAILED, PLAYING, what)
             return response
         answer(response.result, lambda: self._world_control.check_steps(request.steps), what)
         if response.result.result != Result.RESULT_OK:

@@ -50,7 +50,7 @@ def test_features_list_what_is_offered(harness) -> None:
         SimulatorFeatures.STEP_SIMULATION_MULTIPLE, SimulatorFeatures.SIMULATION_RESET,
         SimulatorFeatures.SPAWNING, SimulatorFeatures.DELETING, SimulatorFeatures.SPAWNING_RESOURCE_STRING,
         SimulatorFeatures.ENTITY_STATE_GETTING, SimulatorFeatures.ENTITY_STATE_SETTING,
-        SimulatorFeatures.ENTITY_INFO_GETTING,
+        SimulatorFeatures.ENTITY_INFO_GETTING, SimulatorFeatures.STEP_SIMULATION_ACTION,
     }  # each is exercised here and in test_entities.py
     assert list(features.spawn_formats) == ["yaml"] and "sim_server" in features.custom_info
     names = ("get_simulator_features", "get_simulation_state", "set_simulation_state", "step_simulation",
@@ -144,3 +144,61 @@ def test_reset_scopes(harness) -> None:
         else:
             assert result.result == Result.RESULT_FEATURE_UNSUPPORTED and f"scope {scope}" in result.error_message
             assert world.time.iterations > 3
+
+
+def send_goal(harness: Harness, steps: int, cancel_after: int | None = None):
+    """Send a SimulateSteps goal; returns (status, result, feedback received)."""
+    from rclpy.action import ActionClient
+    from simulation_interfaces.action import SimulateSteps
+
+    client = ActionClient(harness.client, SimulateSteps, "/sim_server/simulate_steps")
+    harness.run_until(client.server_is_ready, "the action server")
+    feedback = []
+    sent = client.send_goal_async(SimulateSteps.Goal(steps=steps), feedback_callback=lambda m: feedback.append(m.feedback))
+    harness.run_until(sent.done, "the goal's acceptance")
+    goal = sent.result()
+    assert goal.accepted
+    if cancel_after is not None:
+        harness.run_until(lambda: len(feedback) >= cancel_after, "feedback before cancelling")
+        cancelling = goal.cancel_goal_async()
+        harness.run_until(cancelling.done, "the cancel's answer")
+    result = goal.get_result_async()
+    harness.run_until(result.done, "the goal's result")
+    client.destroy()
+    return result.result().status, result.result().result.result, feedback
+
+
+def test_simulate_steps_action(harness) -> None:
+    from action_msgs.msg import GoalStatus
+
+    world = harness.server.world
+    status, result, _ = send_goal(harness, 5)
+    assert status == GoalStatus.STATUS_ABORTED and result.result == Result.RESULT_OPERATION_FAILED  # playing
+    assert "pause it" in result.error_message
+    assert set_state(harness, PAUSED).result == Result.RESULT_OK
+    before = world.time.iterations
+    status, result, feedback = send_goal(harness, 40)
+    assert status == GoalStatus.STATUS_SUCCEEDED and result.result == Result.RESULT_OK
+    assert world.time.iterations == before + 40
+    # Feedback after each step: the feedback topic keeps the last 10 (the action's default QoS),
+    # so a client reading after many steps gets the latest of them, in order, ending at the last.
+    received = [(f.completed_steps, f.remaining_steps) for f in feedback]
+    first = received[0][0]
+    assert received == [(n, 40 - n) for n in range(first, 41)] and len(received) >= 10
+    for steps in (0, limits.MAX_STEPS_PER_REQUEST + 1, 2**64 - 1):
+        status, result, _ = send_goal(harness, steps)
+        assert status == GoalStatus.STATUS_ABORTED and "steps must be" in result.error_message
+    assert world.time.iterations == before + 40
+
+
+def test_simulate_steps_cancelled(harness) -> None:
+    from action_msgs.msg import GoalStatus
+
+    world = harness.server.world
+    assert set_state(harness, PAUSED).result == Result.RESULT_OK
+    before = world.time.iterations
+    status, result, feedback = send_goal(harness, limits.MAX_STEPS_PER_REQUEST, cancel_after=3)
+    assert status == GoalStatus.STATUS_CANCELED and "cancelled" in result.error_message
+    done = world.time.iterations - before
+    assert 3 <= done < limits.MAX_STEPS_PER_REQUEST and f"stopped after {done} of" in result.error_message
+    assert feedback[-1].completed_steps <= done
