@@ -48,8 +48,6 @@ FEATURES = (
     SimulatorFeatures.STEP_SIMULATION_MULTIPLE,
     SimulatorFeatures.STEP_SIMULATION_ACTION,
 )
-#: Why stepping is refused while the simulation plays.
-PLAYING = "the simulation is playing: pause it before stepping it"
 #: Why the steps of a cancelled SimulateSteps goal stopped.
 CANCELLED = "the goal was cancelled"
 #: The reset scopes served: all of time, state and spawned entities (the world as loaded).
@@ -165,10 +163,6 @@ class StandardInterface:
         steps = goal.request.steps
         what = f"simulate_steps {steps}"
         outcome = SimulateSteps.Result()
-        if not self._world.time.paused:
-            refuse(outcome.result, Result.RESULT_OPERATION_FAILED, PLAYING, what)
-            goal.abort()
-            return outcome
         if answer(outcome.result, lambda: self._world_control.check_steps(steps), what).result != Result.RESULT_OK:
             goal.abort()
             return outcome
@@ -194,9 +188,6 @@ class StandardInterface:
 
     async def _step(self, request: StepSimulation.Request, response: StepSimulation.Response):
         what = f"step_simulation {request.steps}"
-        if not self._world.time.paused:
-            refuse(response.result, Result.RESULT_OPERATION_FAILED, PLAYING, what)
-            return response
         answer(response.result, lambda: self._world_control.check_steps(request.steps), what)
         if response.result.result != Result.RESULT_OK:
             return response
