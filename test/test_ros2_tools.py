@@ -355,7 +355,7 @@ def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, s
     lines = readme_block("from a second terminal (the standard interface)")
     assert len(lines) == 9
     outputs = [ros2(tools_env, line[len("ros2 "):]) for line in lines]
-    assert "features=[0, 1, 9, 10, 11, 12, 20, 24, 25, 26, 31, 32, 33], spawn_formats=['yaml']" in outputs[0], outputs[0]
+    assert "features=[0, 1, 5, 9, 10, 11, 12, 20, 24, 25, 26, 31, 32, 33, 50], spawn_formats=['yaml']" in outputs[0], outputs[0]
     for line, output in zip(lines[1:], outputs[1:]):
         if " action send_goal " in line:
             assert "Goal finished with status: SUCCEEDED" in output and "result: 1" in output, output

@@ -1,5 +1,5 @@
-"""The standard interface's entity services: spawn_entity, delete_entity, get_entity_state,
-set_entity_state and get_entity_info.
+"""The standard interface's entity services: spawn_entity and spawn_entities, delete_entity,
+get_entity_state, set_entity_state, get_entity_info and get_entity_bounds.
 
 Entities are the world's models. ``spawn_entity`` takes a Flatland model file (format ``yaml``)
 by ``uri`` (a path, relative ones against the world file's folder, or a ``file://`` URI) or as
@@ -12,6 +12,8 @@ States are planar and in the world frame: a pose's orientation must be a rotatio
 twist has no linear z nor angular x or y, and the acceleration of set_entity_state is ignored
 (the standard allows it). An entity's category is ``CATEGORY_ROBOT`` when its model has plugins,
 else ``CATEGORY_STATIC_OBJECT`` when all its bodies are static, else ``CATEGORY_DYNAMIC_OBJECT``.
+An entity's bounds are a box (``TYPE_BOX``: upper right, then lower left; z 0) around all its
+footprints, in the frame of its first body.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from Box2D import b2
-from geometry_msgs.msg import Pose
+from geometry_msgs.msg import Pose, PoseStamped, Vector3
 from rclpy.node import Node
-from simulation_interfaces.msg import EntityCategory, EntityInfo, EntityState
-from simulation_interfaces.srv import DeleteEntity, GetEntityInfo, GetEntityState, SetEntityState, SpawnEntity
+from simulation_interfaces.msg import Bounds, EntityCategory, EntityInfo, EntityState, Result, SpawnResult
+from simulation_interfaces.srv import (
+    DeleteEntity, GetEntityBounds, GetEntityInfo, GetEntityState, SetEntityState, SpawnEntities, SpawnEntity,
+)
 
 from sim_server.core.entity_names import model_name_problem, namespace_problem
 from sim_server.core.errors import ConfigError, RequestError
@@ -36,7 +40,7 @@ from sim_server.core.world import World, check_pose
 from sim_server.ros.conversions import set_pose_msg, time_msg
 from sim_server.ros.services import quoted
 from sim_server.ros.state_datapacks import WORLD_FRAME
-from sim_server.standard_interface.results import Refused, answer
+from sim_server.standard_interface.results import Refused, answer, refuse
 
 #: The file format spawn_entity takes (listed in the simulator's features).
 SPAWN_FORMAT = "yaml"
@@ -46,6 +50,8 @@ WORLD_FRAMES = ("", WORLD_FRAME)
 MODEL_EXTENSIONS = (".yaml", ".yml")
 #: The largest quaternion component along x or y (relative to its length) of a rotation about z.
 PLANAR_TOLERANCE = 1e-6
+#: Entities one spawn_entities call may ask for.
+MAX_SPAWN_REQUESTS = 1000
 #: Names tried when renaming: ``<name>_1`` to ``<name>_<this>``.
 MAX_RENAMING_TRIES = 10_000
 
@@ -105,6 +111,8 @@ class EntityServices:
             node.create_service(GetEntityState, "~/get_entity_state", self._get_state),
             node.create_service(SetEntityState, "~/set_entity_state", self._set_state),
             node.create_service(GetEntityInfo, "~/get_entity_info", self._get_info),
+            node.create_service(SpawnEntities, "~/spawn_entities", self._spawn_many),
+            node.create_service(GetEntityBounds, "~/get_entity_bounds", self._get_bounds),
         ]
 
     @property
@@ -114,31 +122,68 @@ class EntityServices:
 
     # ------------------------------------------------------------------ spawning
     def _spawn(self, request: SpawnEntity.Request, response: SpawnEntity.Response) -> SpawnEntity.Response:
-        def spawn() -> None:
-            problem = namespace_problem(request.entity_namespace)
-            if problem is not None:
-                raise Refused(SPAWN_CODES.NAMESPACE_INVALID, problem)
-            initial = request.initial_pose
-            pose = planar_pose(initial.header.frame_id, initial.pose, SPAWN_CODES.INVALID_POSE, "initial_pose")
-            spec = self._spec(request)
-            name = self._name(request, spec)
-            try:
-                model = self._world.add_model(spec, name, request.entity_namespace, pose)
-            except ConfigError as exc:  # a plugin's configuration, the layers it names
-                raise Refused(SPAWN_CODES.RESOURCE_PARSE_ERROR, str(exc)) from None
-            response.entity_name = model.name
-
-        answer(response.result, spawn, f"spawn_entity {quoted(request.name)}")
+        response.entity_name = self.spawn(
+            response.result, request.name, request.allow_renaming, request.uri, request.resource_string,
+            request.entity_namespace, request.initial_pose,
+        )
         return response
 
-    def _spec(self, request: SpawnEntity.Request) -> ModelSpec:
-        """The model spec the request names (uri) or holds (resource_string)."""
+    def _spawn_many(self, request: SpawnEntities.Request, response: SpawnEntities.Response) -> SpawnEntities.Response:
+        asked = request.spawn_requests
+        if len(asked) > MAX_SPAWN_REQUESTS:
+            message = f"{len(asked)} spawn requests in one call, more than the limit of {MAX_SPAWN_REQUESTS}"
+            refuse(response.result, Result.RESULT_OPERATION_FAILED, message, "spawn_entities")
+            return response
+        results = []
+        for each in asked:
+            outcome = SpawnResult()
+            outcome.entity_name = self.spawn(
+                outcome.result, each.name, each.allow_renaming, each.entity_resource.uri,
+                each.entity_resource.resource_string, each.entity_namespace, each.initial_pose,
+            )
+            results.append(outcome)
+        response.results = results
+        failed = sum(outcome.result.result != Result.RESULT_OK for outcome in results)
+        if failed:
+            message = f"{failed} of {len(results)} entities were not spawned (each result says why)"
+            refuse(response.result, SpawnEntities.Response.ENTITIES_SPAWN_FAILED, message, "spawn_entities")
+        else:
+            response.result.result = Result.RESULT_OK
+        return response
+
+    def spawn(
+        self, result: Result, name: str, allow_renaming: bool, uri: str, resource_string: str, namespace: str,
+        initial_pose: PoseStamped,
+    ) -> str:
+        """Spawn one entity (see the module's docstring); fills ``result`` and returns the
+        entity's name ("" when refused)."""
+        spawned = [""]
+
+        def spawn() -> None:
+            problem = namespace_problem(namespace)
+            if problem is not None:
+                raise Refused(SPAWN_CODES.NAMESPACE_INVALID, problem)
+            frame = initial_pose.header.frame_id
+            pose = planar_pose(frame, initial_pose.pose, SPAWN_CODES.INVALID_POSE, "initial_pose")
+            spec = self._spec(uri, resource_string)
+            chosen = self._name(name, allow_renaming, spec)
+            try:
+                model = self._world.add_model(spec, chosen, namespace, pose)
+            except ConfigError as exc:  # a plugin's configuration, the layers it names
+                raise Refused(SPAWN_CODES.RESOURCE_PARSE_ERROR, str(exc)) from None
+            spawned[0] = model.name
+
+        answer(result, spawn, f"spawn {quoted(name)}")
+        return spawned[0]
+
+    def _spec(self, uri: str, resource_string: str) -> ModelSpec:
+        """The model spec ``uri`` names or ``resource_string`` holds."""
         folder = self._world.spec.path.parent
         try:
-            if request.uri:
-                return load_model_file(self._model_path(request.uri, folder), self._world.preprocessor)
-            if request.resource_string:
-                return load_model_text(request.resource_string, folder / "resource_string", self._world.preprocessor)
+            if uri:
+                return load_model_file(self._model_path(uri, folder), self._world.preprocessor)
+            if resource_string:
+                return load_model_text(resource_string, folder / "resource_string", self._world.preprocessor)
         except ConfigError as exc:
             raise Refused(SPAWN_CODES.RESOURCE_PARSE_ERROR, str(exc)) from None
         raise Refused(SPAWN_CODES.NO_RESOURCE, "give the model file's uri, or the model itself in resource_string")
@@ -175,10 +220,9 @@ class EntityServices:
             raise Refused(SPAWN_CODES.NO_RESOURCE, f"model file {quoted(str(path))} does not exist")
         return path
 
-    def _name(self, request: SpawnEntity.Request, spec: ModelSpec) -> str:
+    def _name(self, name: str, allow_renaming: bool, spec: ModelSpec) -> str:
         """The entity's name: the one asked for, or with allow_renaming a free one like it."""
-        name = request.name
-        if not request.allow_renaming:
+        if not allow_renaming:
             if not name:
                 raise Refused(SPAWN_CODES.NAME_INVALID, "name is empty (and allow_renaming is false)")
             problem = model_name_problem(name)
@@ -255,3 +299,39 @@ class EntityServices:
 
         answer(response.result, get, f"get_entity_info {quoted(request.entity)}")
         return response
+
+    def _get_bounds(self, request: GetEntityBounds.Request, response: GetEntityBounds.Response):
+        def get() -> None:
+            low, high = bounds_of(self._world.model(request.entity))
+            response.bounds = Bounds(
+                type=Bounds.TYPE_BOX,
+                points=[Vector3(x=high[0], y=high[1], z=0.0), Vector3(x=low[0], y=low[1], z=0.0)],
+            )
+
+        answer(response.result, get, f"get_entity_bounds {quoted(request.entity)}")
+        return response
+
+
+def bounds_of(model: Model) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The lower-left and upper-right corners (m) of the box around every footprint of
+    ``model``, in the frame of its first body (the standard's canonical link)."""
+    frame = model.first_body.physics_body
+    xs: list[float] = []
+    ys: list[float] = []
+    for body in model.bodies.values():
+        physics = body.physics_body
+        for fixture in physics.fixtures:
+            shape = fixture.shape
+            if isinstance(shape, b2.circleShape):
+                local = frame.GetLocalPoint(physics.GetWorldPoint(shape.pos))
+                radius = shape.radius
+                xs += [local[0] - radius, local[0] + radius]
+                ys += [local[1] - radius, local[1] + radius]
+            else:
+                for vertex in shape.vertices:
+                    local = frame.GetLocalPoint(physics.GetWorldPoint(vertex))
+                    xs.append(local[0])
+                    ys.append(local[1])
+    if not xs:
+        return (0.0, 0.0), (0.0, 0.0)
+    return (min(xs), min(ys)), (max(xs), max(ys))

@@ -37,6 +37,8 @@ FEATURES = (
     SimulatorFeatures.SPAWNING,
     SimulatorFeatures.DELETING,
     SimulatorFeatures.SPAWNING_RESOURCE_STRING,
+    SimulatorFeatures.SPAWNING_ENTITIES,
+    SimulatorFeatures.ENTITY_BOUNDS,
     SimulatorFeatures.ENTITY_STATE_GETTING,
     SimulatorFeatures.ENTITY_STATE_SETTING,
     SimulatorFeatures.ENTITY_INFO_GETTING,
@@ -112,7 +114,7 @@ class StandardInterface:
 
     def _get_features(self, request: GetSimulatorFeatures.Request, response: GetSimulatorFeatures.Response):
         response.features = SimulatorFeatures(
-            features=list(FEATURES), spawn_formats=[SPAWN_FORMAT], custom_info=CUSTOM_INFO
+            features=sorted(FEATURES), spawn_formats=[SPAWN_FORMAT], custom_info=CUSTOM_INFO
         )
         return response
 

@@ -248,3 +248,49 @@ def test_entity_info(harness) -> None:
     assert info("ghost").result.result == Result.RESULT_NOT_FOUND
     for name in ("robo", "ball"):
         harness.server.world.delete_model(name)
+
+
+def test_spawn_entities(harness) -> None:
+    from simulation_interfaces.msg import Resource, SpawnEntity as SpawnRequest
+    from simulation_interfaces.srv import SpawnEntities
+
+    world = harness.server.world
+    before = set(world.models)
+
+    def request(name: str, text: str = DISC, uri: str = "", x: float = 0.0) -> SpawnRequest:
+        return SpawnRequest(name=name, entity_resource=Resource(uri=uri, resource_string=text if not uri else ""),
+                            initial_pose=pose(x, 5.0))
+
+    ok = harness.call(SpawnEntities, "/sim_server/spawn_entities", SpawnEntities.Request(
+        spawn_requests=[request("m1", x=1.0), request("m2", uri="chair.model.yaml", x=2.0)]))
+    assert ok.result.result == Result.RESULT_OK and [r.entity_name for r in ok.results] == ["m1", "m2"]
+    mixed = harness.call(SpawnEntities, "/sim_server/spawn_entities", SpawnEntities.Request(
+        spawn_requests=[request("m3", x=3.0), request("m1"), request("m4", text="bodies: ["), request("")]))
+    assert mixed.result.result == SpawnEntities.Response.ENTITIES_SPAWN_FAILED and "3 of 4" in mixed.result.error_message
+    codes = [r.result.result for r in mixed.results]
+    assert codes == [Result.RESULT_OK, CODES.NAME_NOT_UNIQUE, CODES.RESOURCE_PARSE_ERROR, CODES.NAME_INVALID]
+    assert set(world.models) == before | {"m1", "m2", "m3"}
+    too_many = harness.call(SpawnEntities, "/sim_server/spawn_entities", SpawnEntities.Request(
+        spawn_requests=[request(f"x{i}") for i in range(1001)]))
+    assert too_many.result.result == Result.RESULT_OPERATION_FAILED and "1001" in too_many.result.error_message
+    assert set(world.models) == before | {"m1", "m2", "m3"}
+    for name in ("m1", "m2", "m3"):
+        world.delete_model(name)
+
+
+def test_entity_bounds(harness) -> None:
+    from simulation_interfaces.msg import Bounds
+    from simulation_interfaces.srv import GetEntityBounds
+
+    box = ("bodies:\n  - name: base\n    footprints:\n"
+           "      - {type: polygon, points: [[-0.5, -0.2], [0.7, -0.2], [0.7, 0.3], [-0.5, 0.3]], density: 1}\n"
+           "      - {type: circle, center: [0.0, 0.6], radius: 0.25, density: 1}\n")
+    assert spawn(harness, name="boxy", resource_string=box, initial_pose=pose(4.0, -3.0, 1.2)).result.result == Result.RESULT_OK
+    got = harness.call(GetEntityBounds, "/sim_server/get_entity_bounds", GetEntityBounds.Request(entity="boxy"))
+    assert got.result.result == Result.RESULT_OK and got.bounds.type == Bounds.TYPE_BOX
+    upper, lower = got.bounds.points
+    # In the entity's own frame, whatever its pose in the world.
+    assert (upper.x, upper.y, lower.x, lower.y) == pytest.approx((0.7, 0.85, -0.5, -0.2), abs=1e-5)
+    missing = harness.call(GetEntityBounds, "/sim_server/get_entity_bounds", GetEntityBounds.Request(entity="ghost"))
+    assert missing.result.result == Result.RESULT_NOT_FOUND
+    harness.server.world.delete_model("boxy")

@@ -51,11 +51,12 @@ def test_features_list_what_is_offered(harness) -> None:
         SimulatorFeatures.SPAWNING, SimulatorFeatures.DELETING, SimulatorFeatures.SPAWNING_RESOURCE_STRING,
         SimulatorFeatures.ENTITY_STATE_GETTING, SimulatorFeatures.ENTITY_STATE_SETTING,
         SimulatorFeatures.ENTITY_INFO_GETTING, SimulatorFeatures.STEP_SIMULATION_ACTION,
+        SimulatorFeatures.SPAWNING_ENTITIES, SimulatorFeatures.ENTITY_BOUNDS,
     }  # each is exercised here and in test_entities.py
     assert list(features.spawn_formats) == ["yaml"] and "sim_server" in features.custom_info
     names = ("get_simulator_features", "get_simulation_state", "set_simulation_state", "step_simulation",
              "reset_simulation", "spawn_entity", "delete_entity", "get_entity_state", "set_entity_state",
-             "get_entity_info")
+             "get_entity_info", "spawn_entities", "get_entity_bounds")
     assert {f"/sim_server/{name}" for name in names} <= set(harness.server.service_names)
 
 
