@@ -45,26 +45,21 @@ JIT_OPTIONS = {"cache": True, "error_model": "numpy"}
 CACHED = True
 
 
-def _jit(function):
-    """``njit`` with :data:`JIT_OPTIONS`; without the on-disk cache when numba finds nowhere to
-    write it (it raises at decoration then), rather than failing the import."""
+def _jit(function, **options):
+    """``njit`` with :data:`JIT_OPTIONS` (and ``options``); without the on-disk cache when numba
+    finds nowhere to write it (it raises at decoration then), rather than failing the import."""
     global CACHED
     try:
-        return njit(**JIT_OPTIONS)(function)
+        return njit(**JIT_OPTIONS, **options)(function)
     except RuntimeError:  # "cannot cache function ...: no locator available for file ..."
         CACHED = False
-        return njit(**{**JIT_OPTIONS, "cache": False})(function)
+        return njit(**{**JIT_OPTIONS, **options, "cache": False})(function)
 
 
 def _jit_parallel(function):
     """:func:`_jit` with ``parallel=True``: ``prange`` loops share their iterations out among
     numba's threads (``NUMBA_NUM_THREADS``, default one per core)."""
-    global CACHED
-    try:
-        return njit(parallel=True, **JIT_OPTIONS)(function)
-    except RuntimeError:
-        CACHED = False
-        return njit(parallel=True, **{**JIT_OPTIONS, "cache": False})(function)
+    return _jit(function, parallel=True)
 
 
 def _typed(array, dtype) -> np.ndarray:
@@ -343,8 +338,8 @@ def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
 #: Directions around a laser are cut into this many sectors; a moving shape is listed in the
 #: sectors its bounding circle spans, so that a beam tests only the shapes of its own sector.
 ANGLE_SECTORS = 256
-#: With fewer moving shapes near a scan than this, every beam tests all of them (finding a
-#: beam's sector, an arctangent, and listing the shapes cost more than a few bounding-circle tests).
+#: With fewer moving shapes near a scan than this, every beam tests all of them (listing the
+#: shapes by sector and finding each beam's sector cost more than a few bounding-circle tests).
 SECTOR_MIN_SHAPES = 8
 #: Batches of scans with at least this many beams in all are cast on several threads (one
 #: 1081-beam scan, about 0.2 ms, is not worth waking them for).
