@@ -125,7 +125,7 @@ class DiffDrive(ModelPlugin):
         (``tf_wanted``: whether anybody listens to /tf, when the caller asked already)."""
         linear, angular = self.linear, self.angular
         odometry = self.odometry
-        world_vx, world_vy = linear * math.cos(theta), linear * math.sin(theta)
+        world_vx, world_vy = heading_velocity(linear, theta)
         topics_wanted = self._topics_listened is not None and self._topics_listened()
         if tf_wanted is None:
             tf_wanted = self._tf is not None and self._tf.listened
@@ -176,6 +176,11 @@ class DiffDrive(ModelPlugin):
             self._twist_publisher = None
 
 
+def heading_velocity(forward: float, theta: float) -> tuple[float, float]:
+    """World-frame velocity (m/s) of moving ``forward`` (m/s) along the heading ``theta`` (rad):
+    the odometry's velocity of a DiffDrive, measured at once or built later from a record."""
+    return forward * math.cos(theta), forward * math.sin(theta)
+
 
 class _DriveRecord:
     """The bodies of a batch of drives at one time (``stamp_ns``): poses (m, rad) and the
@@ -192,8 +197,7 @@ class _DriveRecord:
     def state(self, index: int) -> tuple[float, float, float, float, float, float]:
         """x, y, theta, world vx, vy and wz of drive ``index`` (see :meth:`DiffDrive._report`)."""
         x, y, theta = self.poses[index].tolist()
-        forward = float(self.forward[index])
-        return x, y, theta, forward * math.cos(theta), forward * math.sin(theta), float(self.turn_rate[index])
+        return x, y, theta, *heading_velocity(float(self.forward[index]), theta), float(self.turn_rate[index])
 
 
 class _Drives(DriveBatch):
