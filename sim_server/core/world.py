@@ -273,12 +273,8 @@ class World:
 
         A relative path resolves against the world file's folder (the reference's rule).
         """
-        if "\0" in str(model_path):
-            raise RequestError("model path must not contain a NUL character")
-        path = Path(model_path).expanduser()
-        relative = not path.is_absolute()
-        if relative:
-            path = self.spec.path.parent / path
+        path = self.model_path(model_path)
+        relative = not Path(model_path).expanduser().is_absolute()
         self._check_new_model(name, namespace, pose)
         if relative and not os.path.exists(path):  # False also for paths the OS refuses (too long)
             raise ConfigError(
@@ -286,6 +282,14 @@ class World:
                 "world file's folder)"
             )
         return self.add_model(load_model_file(path, self.preprocessor), name, namespace, pose)
+
+    def model_path(self, model_path: str | Path) -> Path:
+        """The model file a spawn request names: ``~`` expanded, a relative path against the
+        world file's folder (the reference's rule); RequestError for a NUL character."""
+        if "\0" in str(model_path):
+            raise RequestError("model path must not contain a NUL character")
+        path = Path(model_path).expanduser()
+        return path if path.is_absolute() else self.spec.path.parent / path
 
     def model(self, name: str) -> Model:
         """The model called ``name`` (:class:`EntityError` when there is none)."""

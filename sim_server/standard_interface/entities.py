@@ -181,18 +181,15 @@ class EntityServices:
         folder = self._world.spec.path.parent
         try:
             if uri:
-                return load_model_file(self._model_path(uri, folder), self._world.preprocessor)
+                return load_model_file(self._model_path(uri), self._world.preprocessor)
             if resource_string:
                 return load_model_text(resource_string, folder / "resource_string", self._world.preprocessor)
         except ConfigError as exc:
             raise Refused(SPAWN_CODES.RESOURCE_PARSE_ERROR, str(exc)) from None
         raise Refused(SPAWN_CODES.NO_RESOURCE, "give the model file's uri, or the model itself in resource_string")
 
-    @staticmethod
-    def _model_path(uri: str, folder: Path) -> Path:
-        """The model file ``uri`` names: a path (relative to ``folder``) or a file:// URI."""
-        if "\0" in uri:
-            raise Refused(SPAWN_CODES.NO_RESOURCE, "uri must not contain a NUL character")
+    def _model_path(self, uri: str) -> Path:
+        """The model file ``uri`` names: a path (relative to the world file's folder) or a file:// URI."""
         scheme = urlparse(uri).scheme if "://" in uri else ""
         if scheme == "file":
             text = unquote(urlparse(uri).path)
@@ -203,9 +200,10 @@ class EntityServices:
             )
         else:
             text = uri
-        path = Path(text).expanduser()
-        if not path.is_absolute():
-            path = folder / path
+        try:
+            path = self._world.model_path(text)
+        except RequestError as exc:
+            raise Refused(SPAWN_CODES.NO_RESOURCE, f"uri {quoted(uri)}: {exc}") from None
         if path.suffix.lower() not in MODEL_EXTENSIONS:
             raise Refused(
                 SPAWN_CODES.UNSUPPORTED_FORMAT,
