@@ -7,11 +7,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from sim_server.core import World, body_memory
 from sim_plugins.diff_drive import DiffDrive
+from test.sim_plugins.drive_tracks import DriveRun, body_row, plain_hooks, track
 
 ROBOT = """
 bodies:
@@ -54,33 +54,19 @@ def crowd_world(folder: Path, robots: int = 16) -> Path:
     return path
 
 
+def _row(drive: DiffDrive) -> tuple:
+    truth, odometry = drive.odometry.last_truth, drive.odometry.last_odometry
+    return (
+        *body_row(drive), drive.linear, drive.angular, drive.last_twist,
+        None if truth is None else (truth.pose, truth.vx, truth.vy, truth.wz, odometry.pose),
+    )
+
+
+RUN = DriveRun("drive", seed=7, command_seed=3, every=40, linear=1.0, angular=1.5, leaving="r5", leaves_at=150, row=_row)
+
+
 def run(world_file: Path, steps: int, in_memory: bool) -> list:
-    body_memory.use_memory_access(None if in_memory else False)
-    try:
-        world = World.from_file(world_file, step_size=0.01, seed=7)
-        drives = {name: world.plugins.find(model, "drive") for name, model in world.models.items()}
-        rng = np.random.default_rng(3)
-        track = []
-        for step in range(steps):
-            if step % 40 == 0:
-                for drive in drives.values():
-                    drive.command.linear, drive.command.angular = rng.uniform(-1.0, 1.0), rng.uniform(-1.5, 1.5)
-            if step == 150:
-                world.delete_model("r5")
-                del drives["r5"]
-            world.step()
-            for name, drive in sorted(drives.items()):
-                body = drive.body
-                truth, odometry = drive.odometry.last_truth, drive.odometry.last_odometry
-                track.append((
-                    name, body.position.x, body.position.y, body.angle, body.linearVelocity.x, body.angularVelocity,
-                    drive.linear, drive.angular, drive.last_twist,
-                    None if truth is None else (truth.pose, truth.vx, truth.vy, truth.wz, odometry.pose),
-                ))
-        world.close()
-        return track
-    finally:
-        body_memory.use_memory_access(None)
+    return track(world_file, steps, in_memory, RUN)
 
 
 def test_batched_drives_match_the_swig_path(tmp_path: Path) -> None:
@@ -97,12 +83,8 @@ def test_a_lone_drive_runs_the_plain_hook(tmp_path: Path) -> None:
     """The per-plugin hook (used when a batch is split) drives as the batch does."""
     world_file = crowd_world(tmp_path, robots=4)
     batched = run(world_file, 60, True)
-    original = DiffDrive.before_physics_step_batch
-    try:
-        del DiffDrive.before_physics_step_batch  # the plugin manager then calls each plugin's hook
+    with plain_hooks(DiffDrive):
         plain = run(world_file, 60, True)
-    finally:
-        DiffDrive.before_physics_step_batch = original
     assert batched == plain
 
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import numpy as np
-
-from sim_server.core import World, body_memory
 from sim_plugins.tricycle_drive import TricycleDrive
+from test.sim_plugins.drive_tracks import DriveRun, body_row, plain_hooks, track
 from test.conftest import PLUGIN_TESTS
 
 TRICYCLE = PLUGIN_TESTS / "tricycle_drive_tests"
@@ -30,32 +28,21 @@ def fleet_world(folder: Path, robots: int = 9) -> Path:
     return path
 
 
+def _row(drive: TricycleDrive) -> tuple:
+    truth = drive.odometry.last_truth
+    return (
+        *body_row(drive), drive.steer, drive.speed, drive.front_joint.limits,
+        None if truth is None else (truth.pose, truth.vx, truth.vy, truth.wz, drive.odometry.last_odometry.pose),
+    )
+
+
+RUN = DriveRun(
+    "cleaner_drive", seed=5, command_seed=11, every=50, linear=0.8, angular=0.6, leaving="c4", leaves_at=120, row=_row
+)
+
+
 def run(world_file: Path, steps: int, in_memory: bool) -> list:
-    body_memory.use_memory_access(None if in_memory else False)
-    try:
-        world = World.from_file(world_file, step_size=0.01, seed=5)
-        drives = {name: world.plugins.find(model, "cleaner_drive") for name, model in world.models.items()}
-        rng = np.random.default_rng(11)
-        track = []
-        for step in range(steps):
-            if step % 50 == 0:
-                for drive in drives.values():
-                    drive.command.linear, drive.command.angular = rng.uniform(-0.8, 0.8), rng.uniform(-0.6, 0.6)
-            if step == 120:
-                world.delete_model("c4")
-                del drives["c4"]
-            world.step()
-            for name, drive in sorted(drives.items()):
-                body, truth = drive.body, drive.odometry.last_truth
-                track.append((
-                    name, body.position.x, body.position.y, body.angle, body.linearVelocity.x, body.angularVelocity,
-                    drive.steer, drive.speed, drive.front_joint.limits,
-                    None if truth is None else (truth.pose, truth.vx, truth.vy, truth.wz, drive.odometry.last_odometry.pose),
-                ))
-        world.close()
-        return track
-    finally:
-        body_memory.use_memory_access(None)
+    return track(world_file, steps, in_memory, RUN)
 
 
 def test_batched_tricycles_match_the_swig_path(tmp_path: Path) -> None:
@@ -70,10 +57,6 @@ def test_batched_tricycles_match_the_swig_path(tmp_path: Path) -> None:
 def test_a_lone_tricycle_runs_the_plain_hook(tmp_path: Path) -> None:
     world_file = fleet_world(tmp_path, robots=3)
     batched = run(world_file, 80, True)
-    original = TricycleDrive.before_physics_step_batch
-    try:
-        del TricycleDrive.before_physics_step_batch  # the plugin manager then calls each plugin's hook
+    with plain_hooks(TricycleDrive):
         plain = run(world_file, 80, True)
-    finally:
-        TricycleDrive.before_physics_step_batch = original
     assert batched == plain
