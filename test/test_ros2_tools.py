@@ -351,11 +351,11 @@ def test_readme_commands_for_a_running_server_work_verbatim(tools_env: dict[str,
 
 def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, str], launched: Launched) -> None:
     """The standard interface through the real CLI: features, pause, spawn, step, entity state,
-    simulation state, delete, play."""
+    entity info, a filtered query, simulation state, delete, play."""
     lines = readme_block("from a second terminal (the standard interface)")
-    assert len(lines) == 9
+    assert len(lines) == 11
     outputs = [ros2(tools_env, line[len("ros2 "):]) for line in lines]
-    assert "features=[0, 1, 5, 9, 10, 11, 12, 20, 24, 25, 26, 31, 32, 33, 50], spawn_formats=['yaml']" in outputs[0], outputs[0]
+    assert "features=[0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 20, 24, 25, 26, 31, 32, 33, 50], spawn_formats=['yaml']" in outputs[0], outputs[0]
     for line, output in zip(lines[1:], outputs[1:]):
         if " action send_goal " in line:
             assert "Goal finished with status: SUCCEEDED" in output and "result: 1" in output, output
@@ -365,7 +365,8 @@ def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, s
     assert "entity_name='scout'" in outputs[2], outputs[2]
     assert "pose=geometry_msgs.msg.Pose(position=geometry_msgs.msg.Point(x=" in outputs[5], outputs[5]
     assert "frame_id='map'" in outputs[5], outputs[5]
-    assert "state=simulation_interfaces.msg.SimulationState(state=2)" in outputs[6], outputs[6]
+    assert "entities=['scout']" in outputs[7] and "position=geometry_msgs.msg.Point(x=2." in outputs[7], outputs[7]
+    assert "state=simulation_interfaces.msg.SimulationState(state=2)" in outputs[8], outputs[8]
 
 
 def test_readme_launch_commands_work_verbatim(tools_env: dict[str, str], tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """The standard interface's entity services: spawn_entity and spawn_entities, delete_entity,
-get_entity_state, set_entity_state, get_entity_info and get_entity_bounds.
+get_entity_state, set_entity_state and get_entity_bounds (the entities' info is in
+:mod:`.entity_info`, the queries over many in :mod:`.entity_queries`).
 
 Entities are the world's models. ``spawn_entity`` takes a Flatland model file (format ``yaml``)
 by ``uri`` (a path, relative ones against the world file's folder, or a ``file://`` URI) or as
@@ -10,9 +11,8 @@ fault; nothing half-made stays in the world.
 
 States are planar and in the world frame: a pose's orientation must be a rotation about z, a
 twist has no linear z nor angular x or y, and the acceleration of set_entity_state is ignored
-(the standard allows it). An entity's category is ``CATEGORY_ROBOT`` when its model has plugins,
-else ``CATEGORY_STATIC_OBJECT`` when all its bodies are static, else ``CATEGORY_DYNAMIC_OBJECT``.
-An entity's bounds are a box (``TYPE_BOX``: upper right, then lower left; z 0) around all its
+(the standard allows it); an entity whose bodies are all static cannot be given a twist. An
+entity's bounds are a box (``TYPE_BOX``: upper right, then lower left; z 0) around all its
 footprints, in the frame of its first body.
 """
 
@@ -25,9 +25,9 @@ from urllib.parse import unquote, urlparse
 from Box2D import b2
 from geometry_msgs.msg import Pose, PoseStamped, Vector3
 from rclpy.node import Node
-from simulation_interfaces.msg import Bounds, EntityCategory, EntityInfo, EntityState, Result, SpawnResult
+from simulation_interfaces.msg import Bounds, EntityCategory, EntityState, Result, SpawnResult
 from simulation_interfaces.srv import (
-    DeleteEntity, GetEntityBounds, GetEntityInfo, GetEntityState, SetEntityState, SpawnEntities, SpawnEntity,
+    DeleteEntity, GetEntityBounds, GetEntityState, SetEntityState, SpawnEntities, SpawnEntity,
 )
 
 from sim_server.core.entity_names import model_name_problem, namespace_problem
@@ -40,6 +40,7 @@ from sim_server.core.world import World, check_pose
 from sim_server.ros.conversions import set_pose_msg, time_msg
 from sim_server.ros.services import quoted
 from sim_server.ros.state_datapacks import WORLD_FRAME
+from sim_server.standard_interface.entity_info import physical_category
 from sim_server.standard_interface.results import Refused, answer, refuse
 
 #: The file format spawn_entity takes (listed in the simulator's features).
@@ -85,15 +86,6 @@ def planar_pose(frame: str, pose: Pose, invalid: int, what: str) -> Pose2D:
     return planar
 
 
-def category_of(model: Model) -> int:
-    """The standard's category of a model (see the module's docstring)."""
-    if model.spec.plugins:
-        return EntityCategory.CATEGORY_ROBOT
-    if all(body.physics_body.type == b2.staticBody for body in model.bodies.values()):
-        return EntityCategory.CATEGORY_STATIC_OBJECT
-    return EntityCategory.CATEGORY_DYNAMIC_OBJECT
-
-
 class EntityServices:
     """Creates the entity services on ``node``.
 
@@ -110,7 +102,6 @@ class EntityServices:
             node.create_service(DeleteEntity, "~/delete_entity", self._delete),
             node.create_service(GetEntityState, "~/get_entity_state", self._get_state),
             node.create_service(SetEntityState, "~/set_entity_state", self._set_state),
-            node.create_service(GetEntityInfo, "~/get_entity_info", self._get_info),
             node.create_service(SpawnEntities, "~/spawn_entities", self._spawn_many),
             node.create_service(GetEntityBounds, "~/get_entity_bounds", self._get_bounds),
         ]
@@ -278,24 +269,11 @@ class EntityServices:
             if linear.z != 0.0 or angular.x != 0.0 or angular.y != 0.0:
                 raise RequestError(f"state.twist {twist} is not planar: linear.z, angular.x and angular.y must be 0")
             moving = linear.x != 0.0 or linear.y != 0.0 or angular.z != 0.0
-            if moving and category_of(model) == EntityCategory.CATEGORY_STATIC_OBJECT:
+            if moving and physical_category(model) == EntityCategory.CATEGORY_STATIC_OBJECT:
                 raise RequestError(f"entity {quoted(model.name)} is static: it cannot be given a twist")
             self._world.set_model_state(model.name, pose, float(linear.x), float(linear.y), float(angular.z))
 
         answer(response.result, set_state, f"set_entity_state {quoted(request.entity)}")
-        return response
-
-    def _get_info(self, request: GetEntityInfo.Request, response: GetEntityInfo.Response) -> GetEntityInfo.Response:
-        def get() -> None:
-            model = self._world.model(request.entity)
-            where = f" in namespace {model.namespace}" if model.namespace else ""
-            response.info = EntityInfo(
-                category=EntityCategory(category=category_of(model)),
-                description=f"Flatland model from {model.spec.path}{where}",
-                tags=[],
-            )
-
-        answer(response.result, get, f"get_entity_info {quoted(request.entity)}")
         return response
 
     def _get_bounds(self, request: GetEntityBounds.Request, response: GetEntityBounds.Response):

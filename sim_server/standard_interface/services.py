@@ -27,6 +27,8 @@ from sim_server.core.world import World
 from sim_server.ros.services import WorldServices
 from sim_server.ros.world_control import WorldControl
 from sim_server.standard_interface.entities import SPAWN_FORMAT, EntityServices
+from sim_server.standard_interface.entity_info import EntityInfos
+from sim_server.standard_interface.entity_queries import EntityQueries
 from sim_server.standard_interface.results import answer, refuse
 from sim_server.standard_interface.simulation_state import SimulationState, Step, state_of, transition
 
@@ -39,9 +41,14 @@ FEATURES = (
     SimulatorFeatures.SPAWNING_RESOURCE_STRING,
     SimulatorFeatures.SPAWNING_ENTITIES,
     SimulatorFeatures.ENTITY_BOUNDS,
+    SimulatorFeatures.ENTITY_BOUNDS_BOX,
+    SimulatorFeatures.ENTITY_BOUNDS_CONVEX,
+    SimulatorFeatures.ENTITY_CATEGORIES,
+    SimulatorFeatures.ENTITY_TAGS,
     SimulatorFeatures.ENTITY_STATE_GETTING,
     SimulatorFeatures.ENTITY_STATE_SETTING,
     SimulatorFeatures.ENTITY_INFO_GETTING,
+    SimulatorFeatures.ENTITY_INFO_SETTING,
     SimulatorFeatures.SIMULATION_RESET,
     SimulatorFeatures.SIMULATION_STATE_GETTING,
     SimulatorFeatures.SIMULATION_STATE_SETTING,
@@ -95,6 +102,8 @@ class StandardInterface:
             node.create_service(ResetSimulation, "~/reset_simulation", self._reset),
         ]
         self.entities = EntityServices(node, world)
+        self.infos = EntityInfos(node, world)
+        self.queries = EntityQueries(node, world, self.infos, self.entities.entity_state)
         # Its own group too: a goal awaiting its steps leaves the other callbacks free.
         self._simulate_steps = ActionServer(
             node, SimulateSteps, "~/simulate_steps", execute_callback=self._simulate,
@@ -104,7 +113,8 @@ class StandardInterface:
     @property
     def names(self) -> list[str]:
         """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services] + self.entities.names
+        own = [self._node.resolve_service_name(service.srv_name) for service in self._services]
+        return own + self.entities.names + self.infos.names + self.queries.names
 
     @property
     def state(self) -> SimulationState:

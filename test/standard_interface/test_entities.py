@@ -1,4 +1,5 @@
-"""The standard interface's spawn_entity, delete_entity and get_entity_state, in process."""
+"""The standard interface's spawn_entity(ies), delete_entity, get/set_entity_state and
+get_entity_bounds, in process."""
 
 from __future__ import annotations
 
@@ -7,58 +8,13 @@ import string
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import PoseStamped
 from simulation_interfaces.msg import Result
-from simulation_interfaces.srv import DeleteEntity, GetEntityState, SpawnEntity
+from simulation_interfaces.srv import SpawnEntity
 
-from test.conftest import LOAD_WORLD_TESTS
 from test.ros.conftest import Harness
+from test.standard_interface.conftest import DISC, WORLD, delete, pose, spawn, state_of
 
-WORLD = LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml"
 CODES = SpawnEntity.Response
-DISC = "bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.2, density: 1}]\n"
-
-
-@pytest.fixture(scope="module")
-def harness(ros_context_module):
-    h = Harness(ros_context_module, WORLD, start_paused=True)
-    yield h
-    h.close()
-
-
-@pytest.fixture(scope="module")
-def ros_context_module():
-    from rclpy.context import Context
-
-    import rclpy
-
-    context = Context()
-    rclpy.init(context=context)
-    yield context
-    rclpy.try_shutdown(context=context)
-
-
-def pose(x: float = 0.0, y: float = 0.0, yaw: float = 0.0, frame: str = "", q: tuple | None = None) -> PoseStamped:
-    stamped = PoseStamped()
-    stamped.header.frame_id = frame
-    stamped.pose.position.x, stamped.pose.position.y = x, y
-    qx, qy, qz, qw = q if q is not None else (0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2))
-    o = stamped.pose.orientation
-    o.x, o.y, o.z, o.w = qx, qy, qz, qw
-    return stamped
-
-
-def spawn(harness: Harness, **fields) -> SpawnEntity.Response:
-    fields.setdefault("initial_pose", pose())
-    return harness.call(SpawnEntity, "/sim_server/spawn_entity", SpawnEntity.Request(**fields))
-
-
-def delete(harness: Harness, name: str) -> Result:
-    return harness.call(DeleteEntity, "/sim_server/delete_entity", DeleteEntity.Request(entity=name)).result
-
-
-def state_of(harness: Harness, name: str) -> GetEntityState.Response:
-    return harness.call(GetEntityState, "/sim_server/get_entity_state", GetEntityState.Request(entity=name))
 
 
 def test_spawn_by_path_uri_and_resource_string_then_state_and_delete(harness) -> None:
@@ -225,29 +181,6 @@ def test_set_entity_state(harness) -> None:
         assert refused.result == code and fact in refused.error_message, (args, kwargs, refused)
         assert (body.position.x, body.position.y, body.angle, body.linearVelocity.x) == before  # unchanged
     world.delete_model("mover")
-
-
-def test_entity_info(harness) -> None:
-    from simulation_interfaces.msg import EntityCategory
-    from simulation_interfaces.srv import GetEntityInfo
-
-    def info(name: str) -> GetEntityInfo.Response:
-        return harness.call(GetEntityInfo, "/sim_server/get_entity_info", GetEntityInfo.Request(entity=name))
-
-    robot_text = DISC + "plugins:\n  - {type: DiffDrive, name: drive, body: base}\n"
-    assert spawn(harness, name="robo", resource_string=robot_text, entity_namespace="robo").result.result == Result.RESULT_OK
-    assert spawn(harness, name="ball", resource_string=DISC).result.result == Result.RESULT_OK
-    robot, ball, chair = info("robo"), info("ball"), info("chair1")
-    assert robot.info.category.category == EntityCategory.CATEGORY_ROBOT and "robo" in robot.info.description
-    assert ball.info.category.category == EntityCategory.CATEGORY_DYNAMIC_OBJECT
-    assert chair.info.category.category == EntityCategory.CATEGORY_STATIC_OBJECT
-    assert "chair.model.yaml" in chair.info.description and list(chair.info.tags) == []
-    assert spawn(harness, name="plain", uri="turtlebot.model.yaml").result.result == Result.RESULT_OK  # no plugins
-    assert info("plain").info.category.category == EntityCategory.CATEGORY_DYNAMIC_OBJECT
-    harness.server.world.delete_model("plain")
-    assert info("ghost").result.result == Result.RESULT_NOT_FOUND
-    for name in ("robo", "ball"):
-        harness.server.world.delete_model(name)
 
 
 def test_spawn_entities(harness) -> None:
