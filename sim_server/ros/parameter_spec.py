@@ -113,6 +113,15 @@ SERVER_PARAMETERS: tuple[ParameterSpec, ...] = (
         "start_paused", bool, False, "Start with the world paused (then advance it with step_world or resume)."
     ),
     ParameterSpec(
+        "resource_paths",
+        str,
+        "",
+        "Folders, separated by ':', that the standard interface searches (with their subfolders) for "
+        "model files (get_spawnables) and world files (get_available_worlds), besides the world file's "
+        "folder; relative ones against that folder.",
+        "folders separated by ':'",
+    ),
+    ParameterSpec(
         "enable_levels",
         bool,
         False,

@@ -41,6 +41,7 @@ class ServerParameters:
         seed: seed of every noise source (None: nondeterministic).
         start_paused: whether the world starts paused.
         enable_levels: stream levels as performers move (else every entity is loaded).
+        resource_paths: folders (separated by ':') searched for model and world files.
     """
 
     world_path: str
@@ -54,6 +55,7 @@ class ServerParameters:
     seed: int | None
     start_paused: bool
     enable_levels: bool
+    resource_paths: str
 
 
 def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
@@ -94,6 +96,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         seed=_seed(node),
         start_paused=_boolean(node, "start_paused"),
         enable_levels=_boolean(node, "enable_levels"),
+        resource_paths=_text(node, "resource_paths"),
     )
     return params
 
@@ -102,6 +105,15 @@ def _number(node: Node, name: str) -> float:
     within = PARAMETERS_BY_NAME[name].within
     assert within is not None, f"parameter {name} has no range"
     return within.check(node.get_parameter(name).value, f'parameter "{name}"')
+
+
+def _text(node: Node, name: str) -> str:
+    value = node.get_parameter(name).value
+    if not isinstance(value, str):
+        raise ConfigError(f'parameter "{name}" must be a string, got {value!r}')
+    if "\0" in value:
+        raise ConfigError(f'parameter "{name}" must not contain a NUL character')
+    return value
 
 
 def _boolean(node: Node, name: str) -> bool:

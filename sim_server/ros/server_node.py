@@ -105,7 +105,7 @@ class SimServerNode(Node):
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
         self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
         self.standard_interface = StandardInterface(
-            self, self.world, self.world_services, self.world_control, self.request_stop
+            self, self.world, self.world_services, self.world_control, self.request_stop, self.params.resource_paths
         )
         self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
         self.levels = LevelsInterface(self, self.world)

@@ -29,6 +29,8 @@ from sim_server.ros.world_control import WorldControl
 from sim_server.standard_interface.entities import SPAWN_FORMAT, EntityServices
 from sim_server.standard_interface.entity_info import EntityInfos
 from sim_server.standard_interface.entity_queries import EntityQueries
+from sim_server.standard_interface.spawnables import Spawnables
+from sim_server.standard_interface.worlds import Worlds
 from sim_server.standard_interface.results import answer, refuse
 from sim_server.standard_interface.simulation_state import SimulationState, Step, state_of, transition
 
@@ -49,6 +51,9 @@ FEATURES = (
     SimulatorFeatures.ENTITY_STATE_SETTING,
     SimulatorFeatures.ENTITY_INFO_GETTING,
     SimulatorFeatures.ENTITY_INFO_SETTING,
+    SimulatorFeatures.SPAWNABLES,
+    SimulatorFeatures.WORLD_INFO_GETTING,
+    SimulatorFeatures.AVAILABLE_WORLDS,
     SimulatorFeatures.SIMULATION_RESET,
     SimulatorFeatures.SIMULATION_STATE_GETTING,
     SimulatorFeatures.SIMULATION_STATE_SETTING,
@@ -80,11 +85,13 @@ class StandardInterface:
         world_services: the Flatland-style services (pause and resume).
         world_control: stepping and reset.
         request_stop: ends the server's loop (QUITTING).
+        resource_paths: folders (separated by ':') searched for model and world files.
     """
 
     def __init__(
         self, node: Node, world: World, world_services: WorldServices, world_control: WorldControl,
         request_stop: Callable[[], None],
+        resource_paths: str = "",
     ) -> None:
         self._node = node
         self._world = world
@@ -104,6 +111,8 @@ class StandardInterface:
         self.entities = EntityServices(node, world)
         self.infos = EntityInfos(node, world)
         self.queries = EntityQueries(node, world, self.infos, self.entities.entity_state)
+        self.spawnables = Spawnables(node, world, resource_paths)
+        self.worlds = Worlds(node, world, resource_paths)
         # Its own group too: a goal awaiting its steps leaves the other callbacks free.
         self._simulate_steps = ActionServer(
             node, SimulateSteps, "~/simulate_steps", execute_callback=self._simulate,
@@ -114,7 +123,8 @@ class StandardInterface:
     def names(self) -> list[str]:
         """Fully qualified names of the services offered."""
         own = [self._node.resolve_service_name(service.srv_name) for service in self._services]
-        return own + self.entities.names + self.infos.names + self.queries.names
+        parts = (self.entities, self.infos, self.queries, self.spawnables, self.worlds)
+        return own + [name for part in parts for name in part.names]
 
     @property
     def state(self) -> SimulationState:

@@ -173,6 +173,8 @@ def test_world_path_is_required(ros_context) -> None:
         ("enable_levels", "maybe", "parameter \"enable_levels\" must be true or false, got 'maybe'"),
         ("start_paused", 3, 'parameter "start_paused" must be true or false, got 3'),
         ("world_path", 3, 'parameter "world_path" must be the path of a world file, got 3'),
+        ("resource_paths", 3, 'parameter "resource_paths" must be a string, got 3'),
+        ("resource_paths", ["a", "b"], "parameter \"resource_paths\" must be a string, got \\['a', 'b'\\]"),
         ("world_path", ".", 'world file "." is a directory, not a regular file'),
     ],
 )

@@ -1,0 +1,150 @@
+"""Finding files the standard interface offers (model files for get_spawnables, world files for
+get_available_worlds) in folders, within limits on depth, entries, files read and time.
+
+A source is a folder: a path (``~`` expanded, a relative one against the world file's folder) or
+a ``file://`` URI. Sources are local only. A folder is searched depth first, its files by name
+and then its subfolders by name, skipping hidden folders and links to folders. No rclpy here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Generic, TypeVar
+from urllib.parse import unquote, urlparse
+
+from sim_server.core.bounded_read import shown_path
+from sim_server.core.errors import SimError
+
+LOGGER = logging.getLogger("sim_server")
+
+#: Folder levels searched below each source folder.
+MAX_SEARCH_DEPTH = 4
+#: Directory entries one search looks at, over all its sources.
+MAX_SEARCH_ENTRIES = 20_000
+#: Files one search reads (parses) at most.
+MAX_FILES_READ = 2_000
+#: Wall seconds one search may take before it stops with what it has.
+SEARCH_TIME_LIMIT = 10.0
+#: Sources one request may add.
+MAX_SOURCES = 64
+#: Characters of one source.
+MAX_SOURCE_CHARS = 4096
+#: File name endings of the YAML files searched.
+YAML_SUFFIXES = (".yaml", ".yml")
+#: Separates the folders of the ``resource_paths`` parameter (as in PATH).
+PATH_SEPARATOR = os.pathsep
+
+T = TypeVar("T")
+
+
+def source_folder(source: str, base: Path) -> tuple[Path | None, str]:
+    """The folder ``source`` names, or None and why it cannot be searched."""
+    if len(source) > MAX_SOURCE_CHARS:
+        return None, f"{len(source)} characters, more than the limit of {MAX_SOURCE_CHARS}"
+    if "\0" in source:
+        return None, "contains a NUL character"
+    text = source
+    if "://" in source:
+        parsed = urlparse(source)
+        if parsed.scheme != "file":
+            return None, f"scheme {parsed.scheme!r} is not supported (local folders: a path or a file:// URI)"
+        text = unquote(parsed.path)
+    if not text:
+        return None, "empty"
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = base / path
+    try:
+        if not path.is_dir():
+            return None, f"{shown_path(path)} is not a folder"
+    except (OSError, ValueError) as exc:
+        return None, f"{shown_path(path)}: {exc}"
+    return path, ""
+
+
+def configured_folders(resource_paths: str) -> list[str]:
+    """The sources of the ``resource_paths`` parameter (folders separated by ``:``)."""
+    return [part for part in resource_paths.split(PATH_SEPARATOR) if part]
+
+
+@dataclass
+class Search(Generic[T]):
+    """Searches folders for YAML files that ``read`` accepts (it returns None, or raises
+    :class:`~sim_server.core.errors.SimError`, for others). Each file is read once per search,
+    whichever sources reach it; ``notes`` says where a limit stopped it."""
+
+    read: Callable[[Path], T | None]
+    found: list[tuple[Path, T]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    _seen: set[Path] = field(default_factory=set)
+    _entries: int = 0
+    _files_read: int = 0
+    _deadline: float = field(default_factory=lambda: time.monotonic() + SEARCH_TIME_LIMIT)
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.notes)
+
+    def folder(self, root: Path) -> None:
+        """Search ``root`` and its subfolders (to :data:`MAX_SEARCH_DEPTH`), in name order."""
+        pending = [(root, 0)]
+        while pending and not self.stopped:
+            folder, depth = pending.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
+            except OSError:
+                continue  # unreadable: nothing to offer from it
+            subfolders = []
+            for entry in entries:
+                if not self._count_entry():
+                    return
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if depth < MAX_SEARCH_DEPTH and not entry.name.startswith("."):
+                            subfolders.append((Path(entry.path), depth + 1))
+                        continue
+                    if not entry.name.lower().endswith(YAML_SUFFIXES) or not entry.is_file():
+                        continue
+                except OSError:
+                    continue
+                self._file(Path(entry.path))
+                if self.stopped:
+                    return
+            pending.extend(reversed(subfolders))
+
+    def _count_entry(self) -> bool:
+        self._entries += 1
+        if self._entries > MAX_SEARCH_ENTRIES:
+            self.notes.append(f"the search stopped after {MAX_SEARCH_ENTRIES} folder entries")
+            return False
+        if time.monotonic() > self._deadline:
+            self.notes.append(f"the search stopped after {SEARCH_TIME_LIMIT:g} s")
+            return False
+        return True
+
+    def _file(self, path: Path) -> None:
+        try:
+            key = path.resolve()
+        except (OSError, RuntimeError):
+            return
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        if self._files_read >= MAX_FILES_READ:
+            self.notes.append(f"the search stopped after reading {MAX_FILES_READ} files")
+            return
+        self._files_read += 1
+        try:
+            value = self.read(path)
+        except SimError:
+            return  # not one of the files sought (or broken): not offered
+        except Exception as exc:  # a loader's bug: the file is not offered, the search goes on
+            LOGGER.warning("reading %s failed: %s: %s", shown_path(path), type(exc).__name__, exc)
+            return
+        if value is not None:
+            self.found.append((path, value))
