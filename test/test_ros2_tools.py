@@ -356,7 +356,7 @@ def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, s
     lines = readme_block("from a second terminal (the standard interface)")
     assert len(lines) == 13
     outputs = [ros2(tools_env, line[len("ros2 "):]) for line in lines]
-    assert "features=[0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 20, 24, 25, 26, 31, 32, 33, 44, 45, 50], spawn_formats=['yaml']" in outputs[0], outputs[0]
+    assert "features=[0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24, 25, 26, 31, 32, 33, 44, 45, 50], spawn_formats=['yaml']" in outputs[0], outputs[0]
     for line, output in zip(lines[1:], outputs[1:]):
         if " action send_goal " in line:
             assert "Goal finished with status: SUCCEEDED" in output and "result: 1" in output, output

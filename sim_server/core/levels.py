@@ -213,7 +213,10 @@ class LevelManager:
             for name in level.models:
                 if name not in self.world.models:
                     entry = self._entries[name]
-                    self.world.add_model(self.world.file_model(entry.model_path), entry.name, entry.namespace, entry.pose)
+                    self.world.add_model(
+                        self.world.file_model(entry.model_path), entry.name, entry.namespace, entry.pose,
+                        from_world_file=True,
+                    )
         self._active = active.copy()
         if changed_layers:
             self.world.layers_changed(list(changed_layers.values()))

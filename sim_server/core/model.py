@@ -95,6 +95,11 @@ class Model:
         self.bodies: dict[str, ModelBody] = {}
         self.joints: dict[str, Joint] = {}
         self._physics = physics
+        #: The pose (m, rad) the model's frame was built at: where :meth:`restore` puts it back.
+        self.initial_pose = Pose2D()
+        #: Whether the world file brought it (at load, after a reset or through a level), rather
+        #: than a spawn request.
+        self.from_world_file = False
 
     @classmethod
     def build(
@@ -113,6 +118,7 @@ class Model:
             for index, footprint in enumerate(body.footprints)
         }
         model = cls(name, namespace, spec, physics)
+        model.initial_pose = pose
         try:
             for body_spec in spec.bodies:
                 body_bits = [bits[(body_spec.name, i)] for i in range(len(body_spec.footprints))]
@@ -206,6 +212,17 @@ class Model:
             rx, ry = center[0] - origin[0], center[1] - origin[1]
             physics_body.linearVelocity = (vx - wz * ry, vy + wz * rx)
             physics_body.angularVelocity = wz
+            physics_body.awake = True
+
+    def restore(self) -> None:
+        """Put every body back where :meth:`build` made it (relative to :attr:`initial_pose`),
+        at rest."""
+        for body in self.bodies.values():
+            pose = self.initial_pose.compose(body.spec.pose)
+            physics_body = body.physics_body
+            physics_body.transform = ((pose.x, pose.y), pose.theta)
+            physics_body.linearVelocity = (0.0, 0.0)
+            physics_body.angularVelocity = 0.0
             physics_body.awake = True
 
     def destroy(self) -> None:

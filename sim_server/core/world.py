@@ -167,7 +167,9 @@ class World:
             if self.levels.owns_model(entry.name):
                 continue
             try:
-                self.add_model(self._file_models[entry.model_path], entry.name, entry.namespace, entry.pose)
+                self.add_model(
+                    self._file_models[entry.model_path], entry.name, entry.namespace, entry.pose, from_world_file=True
+                )
             except ConfigError as exc:
                 raise ConfigError(f"{self.spec.path}: {entry.location}: {exc}") from None
         self.plugins.load_world_plugins(self.spec.plugins)
@@ -194,6 +196,18 @@ class World:
         self.time.reset()
         self.levels.reset()
         self._populate()
+
+    def delete_spawned_models(self) -> None:
+        """Delete every model that spawn requests added (those of the world file stay)."""
+        for name in [name for name, model in self.models.items() if not model.from_world_file]:
+            self.delete_model(name)
+
+    def restore_models(self) -> None:
+        """Put every model back at the pose it entered the world at (the world file's, or the
+        spawn request's), at rest; plugins keep their state, as after :meth:`set_model_state`."""
+        for model in list(self.models.values()):
+            model.restore()
+            self._notify_moved(model)
 
     def _load_layers(self, enable_levels: bool) -> None:
         for layer_spec in self.spec.layers:
@@ -229,8 +243,11 @@ class World:
         self._listeners.remove(listener)
 
     # ---------------------------------------------------------------------------- models
-    def add_model(self, spec: ModelSpec, name: str, namespace: str = "", pose: Pose2D = Pose2D()) -> Model:
-        """Build a model from an already validated spec.
+    def add_model(
+        self, spec: ModelSpec, name: str, namespace: str = "", pose: Pose2D = Pose2D(), from_world_file: bool = False
+    ) -> Model:
+        """Build a model from an already validated spec; ``from_world_file`` marks one of the
+        world file's models (see :meth:`delete_spawned_models`).
 
         Raises:
             EntityError: a model called ``name`` exists already, or the name is empty.
@@ -238,6 +255,7 @@ class World:
         """
         self._check_new_model(name, namespace, pose)
         model = Model.build(self.physics, self.collision_filter, name, namespace, spec, pose)
+        model.from_world_file = from_world_file
         try:
             self.plugins.load_model_plugins(model)
         except BaseException:

@@ -112,11 +112,23 @@ class WorldControl:
         self._queued.append(queued)
         return queued
 
-    def reset(self) -> None:
-        """Return the world to its loaded state (queued steps are answered: stopped)."""
+    def reset(self, sim_time: bool = True, state: bool = True, spawned: bool = True) -> None:
+        """Return the world to its loaded state: all of it (the default), or some of its parts:
+        ``spawned`` deletes the models spawn requests added, ``state`` puts every model back at
+        the pose it entered the world at, at rest, and ``sim_time`` sets sim time back to 0. Queued
+        steps are answered: stopped."""
         self.abort_queued_steps("the world was reset")
-        self._world.reset()
-        self._after_reset()
+        if sim_time and state and spawned:
+            self._world.reset()
+        else:
+            if spawned:
+                self._world.delete_spawned_models()
+            if state:
+                self._world.restore_models()
+            if sim_time:
+                self._world.time.reset()
+        if sim_time:
+            self._after_reset()
         self._window_wall = None
 
     async def _step_world(self, request: StepWorld.Request, response: StepWorld.Response) -> StepWorld.Response:

@@ -55,6 +55,9 @@ FEATURES = (
     SimulatorFeatures.WORLD_INFO_GETTING,
     SimulatorFeatures.AVAILABLE_WORLDS,
     SimulatorFeatures.SIMULATION_RESET,
+    SimulatorFeatures.SIMULATION_RESET_TIME,
+    SimulatorFeatures.SIMULATION_RESET_STATE,
+    SimulatorFeatures.SIMULATION_RESET_SPAWNED,
     SimulatorFeatures.SIMULATION_STATE_GETTING,
     SimulatorFeatures.SIMULATION_STATE_SETTING,
     SimulatorFeatures.SIMULATION_STATE_PAUSE,
@@ -64,11 +67,9 @@ FEATURES = (
 )
 #: Why the steps of a cancelled SimulateSteps goal stopped.
 CANCELLED = "the goal was cancelled"
-#: The reset scopes served: all of time, state and spawned entities (the world as loaded).
-RESET_SCOPES = (
-    ResetSimulation.Request.SCOPE_DEFAULT,
-    ResetSimulation.Request.SCOPE_TIME | ResetSimulation.Request.SCOPE_STATE | ResetSimulation.Request.SCOPE_SPAWNED,
-    ResetSimulation.Request.SCOPE_ALL,
+#: The reset scopes' bits (ResetSimulation.Request); SCOPE_DEFAULT (0) and SCOPE_ALL (255) are all of them.
+RESET_BITS = (
+    ResetSimulation.Request.SCOPE_TIME | ResetSimulation.Request.SCOPE_STATE | ResetSimulation.Request.SCOPE_SPAWNED
 )
 CUSTOM_INFO = (
     "sim_server: a 2D simulator (Box2D) of Flatland-format worlds. Flatland-style services beside "
@@ -169,14 +170,24 @@ class StandardInterface:
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
         scope = request.scope
         what = f"reset_simulation {scope}"
-        if scope not in RESET_SCOPES:
+        if scope in (ResetSimulation.Request.SCOPE_DEFAULT, ResetSimulation.Request.SCOPE_ALL):
+            scope = RESET_BITS
+        if scope & ~RESET_BITS:
             message = (
-                f"scope {scope}: this simulator resets time, state and spawned entities together "
-                f"(scope {', '.join(map(str, RESET_SCOPES))})"
+                f"scope {scope}: bits {scope & ~RESET_BITS} are no scope the standard defines "
+                "(SCOPE_TIME 1, SCOPE_STATE 2, SCOPE_SPAWNED 4, or SCOPE_DEFAULT 0 and SCOPE_ALL 255 for all)"
             )
             refuse(response.result, Result.RESULT_FEATURE_UNSUPPORTED, message, what)
             return response
-        answer(response.result, self._world_control.reset, what)
+        Scope = ResetSimulation.Request
+
+        def reset() -> None:
+            self._world_control.reset(
+                sim_time=bool(scope & Scope.SCOPE_TIME), state=bool(scope & Scope.SCOPE_STATE),
+                spawned=bool(scope & Scope.SCOPE_SPAWNED),
+            )
+
+        answer(response.result, reset, what)
         return response
 
     async def _simulate(self, goal: ServerGoalHandle) -> SimulateSteps.Result:

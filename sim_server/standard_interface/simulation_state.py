@@ -1,8 +1,8 @@
 """Simulation states of the standard interface and the transitions between them (no rclpy).
 
 The world has a pause flag and a step count; the standard's states map onto them: PLAYING while
-sim time runs, STOPPED while paused at the loaded state (time 0: after a reset, or at a launch
-with ``start_paused``), PAUSED while paused anywhere else. QUITTING ends the server. A world is
+sim time runs, STOPPED while paused at sim time 0 (after a reset of time, or at a launch with
+``start_paused``), PAUSED while paused at any later time. QUITTING ends the server. A world is
 always loaded (at start-up), so NO_WORLD and LOADING_WORLD are never the state, and a request
 for them is refused as unsupported.
 """

@@ -198,3 +198,10 @@ def test_streamed_layer_tiles_follow_the_performer(tmp_path: Path) -> None:
     whole = World.from_file(tmp_path / "world.yaml", enable_levels=False)
     assert all(piece.loaded for piece in whole.layer("corridor").pieces)
     whole.close()
+
+
+def test_models_levels_bring_are_the_world_files(world: World) -> None:
+    at(world, "R1", 5.0)
+    assert {"M1", "M2"} <= present(world)
+    world.delete_spawned_models()
+    assert {"M1", "M2"} <= present(world) and GLOBAL_MODELS <= present(world)

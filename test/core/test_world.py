@@ -148,3 +148,36 @@ def test_spawn_delete_cycles_do_not_leak(world: World) -> None:
         world.step()
         world.delete_model("cycle")
     assert world.physics.bodyCount == bodies_before and world.physics.jointCount == 8
+
+
+def test_partial_resets_tell_spawned_models_from_the_world_files(world: World) -> None:
+    """delete_spawned_models keeps the world file's models (also one deleted and spawned again
+    by the same name counts as spawned); restore_models puts every body back where it was
+    built, at rest, joints and all."""
+    world.spawn_model(SIMPLE / "chair.model.yaml", "spawned_chair", "", Pose2D(5.0, 5.0, 0.5))
+    world.delete_model("chair1")
+    world.spawn_model(SIMPLE / "chair.model.yaml", "chair1", "", Pose2D(-3.0, 0.0, 0.0))
+    bot = world.models["turtlebot2"]  # at (3, 4.5, 3.14159) in the world file, with wheels on joints
+    built = {name: body.pose for name, body in bot.bodies.items()}
+    for body in bot.bodies.values():
+        body.physics_body.linearVelocity = (1.0, -2.0)
+        body.physics_body.angularVelocity = 3.0
+    world.step(20)
+    world.move_model("turtlebot2", Pose2D(-6.0, 2.0, 1.0))
+    assert all(body.pose != built[name] for name, body in bot.bodies.items())
+    recorder = Recorder()
+    moved: list[str] = []
+    recorder.on_model_moved = lambda model: moved.append(model.name)
+    world.add_listener(recorder)
+
+    world.restore_models()
+    for name, body in bot.bodies.items():
+        pose = body.pose
+        assert (pose.x, pose.y, pose.theta) == pytest.approx((built[name].x, built[name].y, built[name].theta), abs=1e-5)
+        assert tuple(body.physics_body.linearVelocity) == (0.0, 0.0) and body.physics_body.angularVelocity == 0.0
+    assert world.models["spawned_chair"].pose.x == pytest.approx(5.0) and world.models["chair1"].pose.x == pytest.approx(-3.0)
+    assert sorted(moved) == sorted(world.models)
+
+    world.delete_spawned_models()
+    assert set(world.models) == {"turtlebot1", "turtlebot2", "person1"}
+    assert recorder.events == [("removed", "spawned_chair"), ("removed", "chair1")]

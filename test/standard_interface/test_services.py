@@ -13,6 +13,7 @@ from sim_server.core import limits
 from sim_server.standard_interface.services import FEATURES
 from test.conftest import LOAD_WORLD_TESTS
 from test.ros.conftest import WAIT_LIMIT, Harness
+from test.standard_interface.conftest import DISC
 
 WORLD = LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml"
 PLAYING, PAUSED, STOPPED = SimulationState.STATE_PLAYING, SimulationState.STATE_PAUSED, SimulationState.STATE_STOPPED
@@ -48,6 +49,8 @@ def test_features_list_what_is_offered(harness) -> None:
         SimulatorFeatures.SIMULATION_STATE_GETTING, SimulatorFeatures.SIMULATION_STATE_SETTING,
         SimulatorFeatures.SIMULATION_STATE_PAUSE, SimulatorFeatures.STEP_SIMULATION_SINGLE,
         SimulatorFeatures.STEP_SIMULATION_MULTIPLE, SimulatorFeatures.SIMULATION_RESET,
+        SimulatorFeatures.SIMULATION_RESET_TIME, SimulatorFeatures.SIMULATION_RESET_STATE,
+        SimulatorFeatures.SIMULATION_RESET_SPAWNED,
         SimulatorFeatures.SPAWNING, SimulatorFeatures.DELETING, SimulatorFeatures.SPAWNING_RESOURCE_STRING,
         SimulatorFeatures.ENTITY_STATE_GETTING, SimulatorFeatures.ENTITY_STATE_SETTING,
         SimulatorFeatures.ENTITY_INFO_GETTING, SimulatorFeatures.STEP_SIMULATION_ACTION,
@@ -138,17 +141,42 @@ def test_quitting_ends_the_loop_after_answering(harness) -> None:
 
 
 def test_reset_scopes(harness) -> None:
+    """Every scope value: its bits reset time, state (poses, at rest) and spawned entities, each
+    alone or together; 0 and 255 are all three; undefined bits are refused and change nothing."""
     from simulation_interfaces.srv import ResetSimulation
 
+    from sim_server.core.geometry import Pose2D
+    from sim_server.core.model_file import load_model_text
+
     world = harness.server.world
+    disc = load_model_text(DISC, WORLD.parent / "disc.model.yaml")
+    Scope = ResetSimulation.Request
     for scope in range(256):
+        if "extra" not in world.models:
+            world.add_model(disc, "extra", pose=Pose2D(5.0, 5.0, 0.0))
+        world.move_model("extra", Pose2D(6.0, 5.0, 1.0))
+        world.move_model("chair1", Pose2D(-4.0, -4.0, 0.5))  # from the world file, at (1.2, 3.5, 2.123)
+        world.models["turtlebot1"].set_twist(0.3, 0.0, 0.0)
         harness.run_until(lambda: world.time.iterations > 3, "steps")
+        chair = world.models["chair1"]
         result = harness.call(ResetSimulation, "/sim_server/reset_simulation", ResetSimulation.Request(scope=scope)).result
-        if scope in (0, 7, 255):
-            assert result.result == Result.RESULT_OK and world.time.iterations == 0, scope
-        else:
+        bits = Scope.SCOPE_TIME | Scope.SCOPE_STATE | Scope.SCOPE_SPAWNED if scope in (0, 255) else scope
+        if bits & ~7:
             assert result.result == Result.RESULT_FEATURE_UNSUPPORTED and f"scope {scope}" in result.error_message
-            assert world.time.iterations > 3
+            assert world.time.iterations > 3 and "extra" in world.models and world.models["chair1"].pose.x == pytest.approx(-4.0)
+            continue
+        assert result.result == Result.RESULT_OK, (scope, result)
+        assert (world.time.iterations == 0) == bool(bits & Scope.SCOPE_TIME), scope
+        assert ("extra" not in world.models) == bool(bits & Scope.SCOPE_SPAWNED), scope
+        assert (world.models["chair1"] is not chair) == (bits == 7), scope  # only a full reset makes it anew
+        restored = bool(bits & Scope.SCOPE_STATE)
+        pose = world.models["chair1"].pose
+        assert ((pose.x, pose.y, pose.theta) == pytest.approx((1.2, 3.5, 2.123), abs=1e-5)) == restored, (scope, pose)
+        speed = world.models["turtlebot1"].first_body.physics_body.linearVelocity.x
+        assert (speed == 0.0) == restored, (scope, speed)
+        if "extra" in world.models:
+            pose = world.models["extra"].pose
+            assert ((pose.x, pose.y, pose.theta) == pytest.approx((5.0, 5.0, 0.0), abs=1e-5)) == restored, (scope, pose)
 
 
 def send_goal(harness: Harness, steps: int, cancel_after: int | None = None):
