@@ -33,7 +33,14 @@ class DiffDrive(ModelPlugin):
     """Drives a body like a differential-drive robot."""
 
     def on_initialize(self, config: YamlReader) -> None:
+        # What on_shutdown releases, so that it can after a failure anywhere below.
+        self.command: VelocityCommand | None = None
+        self.odometry: OdometryPublisher | None = None
+        self._twist_publisher = None
+        self._tf = None
         body_name = config.get_str("body")
+        # Checked before any topic is made: a model without the body leaves nothing behind.
+        self.body = body_of(self.model, config, body_name).physics_body
         self.command = VelocityCommand(self.context, config)
         self.odometry = OdometryPublisher(self.context, config, body_name)
         self.linear_limits = read_dynamics(config, "linear_dynamics")
@@ -41,7 +48,6 @@ class DiffDrive(ModelPlugin):
         twist_topic = config.get_str("twist_pub", "twist")
         enable_twist = config.get_bool("enable_twist_pub", True)
         self.enable_tf = config.get_bool("enable_odom_tf_pub", True)
-        self.body = body_of(self.model, config, body_name).physics_body
         memory_access_works()  # compiled (or loaded from numba's cache) now, not in the first step
         #: The body's centre of mass in its own frame (m), fixed once its fixtures are made.
         self._local_center = tuple(self.body.localCenter)
@@ -51,8 +57,6 @@ class DiffDrive(ModelPlugin):
         self._last_twist = (0.0, 0.0)
         #: A batch's record and this drive's index in it, when the twist is built on reading.
         self._twist_deferred: tuple[_DriveRecord, int] | None = None
-        self._twist_publisher = None
-        self._tf = None
         #: Whether anybody subscribes to the odometry or the twist (None without such topics).
         self._topics_listened = None
         node = self.context.ros_node
@@ -169,8 +173,10 @@ class DiffDrive(ModelPlugin):
             owner = self.context.describe()
             self._tf.remove_static([self.odometry.odom_frame_id], owner=owner)
             self._tf.release(owner)
-        self.command.close()
-        self.odometry.close()
+        if self.command is not None:
+            self.command.close()
+        if self.odometry is not None:
+            self.odometry.close()
         if self._twist_publisher is not None:
             self.context.ros_node.destroy_publisher(self._twist_publisher)
             self._twist_publisher = None
