@@ -137,26 +137,40 @@ class World:
         """
         preprocessor = preprocessor or YamlPreprocessor()
         spec = load_world_file(Path(world_path), preprocessor)
+        return cls.from_spec(spec, step_size, preprocessor, ros_node, seed, enable_levels)
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: WorldSpec,
+        step_size: float = DEFAULT_STEP_SIZE,
+        preprocessor: YamlPreprocessor | None = None,
+        ros_node: Any = None,
+        seed: int | None = None,
+        enable_levels: bool = False,
+    ) -> "World":
+        """Load a validated world file's layers and models (as :meth:`from_file`)."""
+        preprocessor = preprocessor or YamlPreprocessor()
         world = cls(spec, step_size, preprocessor, ros_node, seed)
-        world._load_layers(enable_levels)
-        for entry in spec.models:
-            try:
-                if entry.model_path not in world._file_models:
-                    world._file_models[entry.model_path] = load_model_file(entry.model_path, world.preprocessor)
-            except ConfigError as exc:
-                raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
-        # The world's description stays as it is until close(): keep the cyclic garbage
-        # collector from walking it on every full collection (with 10,000 models in levels, a
-        # pause of about 50 ms every few seconds of streaming). close() hands it back.
-        gc.freeze()
-        if any(world.levels.owns_model(entry.name) for entry in spec.models):
-            # Models that levels bring in arrive inside a step: a laser among them must not
-            # compile the ray caster there (once per process; cached on disk).
-            raycast.warm_up()
         try:
+            world._load_layers(enable_levels)
+            for entry in spec.models:
+                try:
+                    if entry.model_path not in world._file_models:
+                        world._file_models[entry.model_path] = load_model_file(entry.model_path, world.preprocessor)
+                except ConfigError as exc:
+                    raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
+            # The world's description stays as it is until close(): keep the cyclic garbage
+            # collector from walking it on every full collection (with 10,000 models in levels, a
+            # pause of about 50 ms every few seconds of streaming). close() hands it back.
+            gc.freeze()
+            if any(world.levels.owns_model(entry.name) for entry in spec.models):
+                # Models that levels bring in arrive inside a step: a laser among them must not
+                # compile the ray caster there (once per process; cached on disk).
+                raycast.warm_up()
             world._populate()
-        except Exception:
-            gc.unfreeze()  # the world is dropped: let the collector have it
+        except BaseException:
+            world.close()  # nothing of it stays: models, plugins (their topics), layers
             raise
         return world
 

@@ -114,7 +114,18 @@ class WorldSpec:
 def load_world_file(path: Path, preprocessor: YamlPreprocessor | None = None) -> WorldSpec:
     """Read, preprocess and validate the world file at ``path`` (its maps and models are read later)."""
     path = Path(path)
-    reader = YamlReader(load_yaml_file(path, "world file", preprocessor), path)
+    return parse_world(YamlReader(load_yaml_file(path, "world file", preprocessor), path), path)
+
+
+def load_world_text(text: str, source: Path, preprocessor: YamlPreprocessor | None = None) -> WorldSpec:
+    """Preprocess and validate a world file's ``text`` as if read from ``source`` (it names the
+    text in errors; maps, models and includes resolve against its folder)."""
+    data = (preprocessor or YamlPreprocessor()).load_text(text, source, "world")
+    return parse_world(YamlReader(data, source), source)
+
+
+def parse_world(reader: YamlReader, path: Path) -> WorldSpec:
+    """Validate the top-level mapping of a world file read from ``path``."""
     properties = reader.get_map("properties")
     velocity_iterations = properties.get_int(
         "velocity_iterations", DEFAULT_VELOCITY_ITERATIONS, within=limits.SOLVER_ITERATIONS

@@ -14,9 +14,10 @@ from sim_msgs.srv import SetPerformer
 from sim_server.core.world import World
 from sim_server.ros.services import answer, quoted
 from sim_server.ros.visualization import LATCHED_QOS
+from sim_server.ros.world_user import WorldUser
 
 
-class LevelsInterface:
+class LevelsInterface(WorldUser):
     """The ROS side of level streaming.
 
     Args:
@@ -50,6 +51,13 @@ class LevelsInterface:
             return f'model "{performer.model}" is a performer of {performer.size_x:g} x {performer.size_y:g} m'
 
         return answer(response, set_performer, f"set_performer {quoted(request.name)}")
+
+    def use_world(self, world: World) -> None:
+        """Follow the level manager of ``world`` from now on."""
+        self.close()
+        self._world = world
+        world.levels.listeners.append(self._on_levels_changed)
+        self.publish()
 
     def close(self) -> None:
         """Stop following the level manager."""

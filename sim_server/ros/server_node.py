@@ -30,6 +30,7 @@ from rosgraph_msgs.msg import Clock
 from sim_server.core.step_timing import Pacer, StepStatistics
 from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
+from sim_server.core.world_file import WorldSpec
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.ros import logging_bridge
 from sim_server.ros.conversions import clock_cdr
@@ -105,7 +106,8 @@ class SimServerNode(Node):
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
         self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
         self.standard_interface = StandardInterface(
-            self, self.world, self.world_services, self.world_control, self.request_stop, self.params.resource_paths
+            self, self.world, self.world_services, self.world_control, self.request_stop, self.load_world,
+            self.params.resource_paths,
         )
         self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
         self.levels = LevelsInterface(self, self.world)
@@ -208,6 +210,39 @@ class SimServerNode(Node):
             started = now
         self.step_stats.add(count, total, longest)
         self.world_control.statistics.add(count, total, longest)
+
+    def load_world(self, spec: WorldSpec) -> World:
+        """Replace the world by the one ``spec`` describes (with the node's step size, seed and
+        levels setting), STOPPED: paused at sim time 0. The services stay and act on the new
+        world; the old world's models, plugins (their topics) and markers go; steps queued for
+        it are answered: stopped. The ``world_path`` parameter keeps naming the first world.
+
+        Raises:
+            ConfigError: the new world cannot be built (its files); the old world stays as it was.
+        """
+        params = self.params
+        new_world = World.from_spec(
+            spec, params.step_size, self.world.preprocessor, ros_node=self, seed=params.seed,
+            enable_levels=params.enable_levels,
+        )
+        if self.visualization is not None:
+            self.visualization.close()
+            self.visualization = None
+        self.levels.close()
+        self.world.close()
+        self.world = new_world
+        new_world.after_step_hooks.insert(0, self._publish_clock)
+        for part in (self.world_services, self.world_control, self.standard_interface, self.state_datapacks, self.levels):
+            part.use_world(new_world)
+        self.world_services.set_paused(True)
+        if params.show_viz:
+            self.visualization = DebugVisualization(
+                self, new_world, lambda: self.world.time.time_ns, line_width=params.marker_line_width
+            )
+        self._after_reset()
+        self._window_wall, self._window_sim_ns = time.monotonic(), 0
+        self.get_logger().info(f"loaded world {spec.path} ({len(new_world.models)} models), stopped")
+        return new_world
 
     def _after_reset(self) -> None:
         self._publish_clock(self.world.time)  # tell sim-time followers that time went back to 0

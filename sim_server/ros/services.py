@@ -17,6 +17,7 @@ from sim_msgs.srv import DeleteModel, MoveModel, SpawnModel
 from sim_server.core.errors import SimError
 from sim_server.core.world import World
 from sim_server.ros.conversions import pose2d_from_msg
+from sim_server.ros.world_user import WorldUser
 
 LOGGER = logging.getLogger("sim_server")
 #: Characters of a requested name shown in log lines.
@@ -44,7 +45,7 @@ def answer(response: Any, action: Callable[[], str], what: str) -> Any:
     return response
 
 
-class WorldServices:
+class WorldServices(WorldUser):
     """Creates the world services on ``node`` (names relative to the node's namespace).
 
     Args:

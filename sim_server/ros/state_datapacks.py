@@ -26,6 +26,7 @@ from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.world import World
 from sim_server.ros.conversions import time_msg
 from sim_server.ros.services import answer
+from sim_server.ros.world_user import WorldUser
 
 #: Frame of the world in the datapacks.
 WORLD_FRAME = "map"
@@ -61,7 +62,7 @@ def yaw_of(orientation) -> float:
     return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
 
 
-class StateDatapacks:
+class StateDatapacks(WorldUser):
     """Publishes the state datapacks and serves the state services.
 
     Args:
@@ -86,6 +87,12 @@ class StateDatapacks:
                 node.create_publisher(EntityStates, "~/link_states", 10),
                 node.create_publisher(JointStateMsg, "~/joint_states", 10),
             )
+            world.after_step_hooks.append(self.publish)
+
+    def use_world(self, world: World) -> None:
+        """Publish the datapacks of ``world`` from now on."""
+        self._world = world
+        if self._publishers is not None:
             world.after_step_hooks.append(self.publish)
 
     @property

@@ -32,6 +32,7 @@ from sim_server.core.step_timing import StepStatistics
 from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND
 from sim_server.core.world import World
 from sim_server.ros.services import answer
+from sim_server.ros.world_user import WorldUser
 
 LOGGER = logging.getLogger("sim_server")
 
@@ -54,7 +55,7 @@ class _StepRequest:
     stop_reason: Callable[[], str | None] | None = None
 
 
-class WorldControl:
+class WorldControl(WorldUser):
     """The world-control services and statistics topic of the server node.
 
     Args:
@@ -111,6 +112,12 @@ class WorldControl:
         queued = _StepRequest(steps, on_step=on_step, stop_reason=stop_reason)
         self._queued.append(queued)
         return queued
+
+    def use_world(self, world: World) -> None:
+        """Step ``world`` from now on; steps queued for the world before are answered: stopped."""
+        self.abort_queued_steps("the world was replaced")
+        self._world = world
+        self._window_wall = None
 
     def reset(self, sim_time: bool = True, state: bool = True, spawned: bool = True) -> None:
         """Return the world to its loaded state: all of it (the default), or some of its parts:

@@ -19,8 +19,6 @@ footprints, in the frame of its first body.
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 from Box2D import b2
 from geometry_msgs.msg import Pose, PoseStamped, Vector3
@@ -33,22 +31,22 @@ from simulation_interfaces.srv import (
 from sim_server.core.entity_names import model_name_problem, namespace_problem
 from sim_server.core.errors import ConfigError, RequestError
 from sim_server.core.geometry import Pose2D
+from sim_server.core.model import Model
 from sim_server.core.model_file import ModelSpec, load_model_file, load_model_text
 from sim_server.core.state import model_state
-from sim_server.core.model import Model
 from sim_server.core.world import World, check_pose
 from sim_server.ros.conversions import set_pose_msg, time_msg
 from sim_server.ros.services import quoted
 from sim_server.ros.state_datapacks import WORLD_FRAME
+from sim_server.ros.world_user import WorldUser
 from sim_server.standard_interface.entity_info import physical_category
+from sim_server.standard_interface.resources import local_yaml_file
 from sim_server.standard_interface.results import Refused, answer, refuse
 
 #: The file format spawn_entity takes (listed in the simulator's features).
 SPAWN_FORMAT = "yaml"
 #: Frames an initial pose may be given in: the world's.
 WORLD_FRAMES = ("", WORLD_FRAME)
-#: File name extensions of model files.
-MODEL_EXTENSIONS = (".yaml", ".yml")
 #: The largest quaternion component along x or y (relative to its length) of a rotation about z.
 PLANAR_TOLERANCE = 1e-6
 #: Entities one spawn_entities call may ask for.
@@ -86,7 +84,7 @@ def planar_pose(frame: str, pose: Pose, invalid: int, what: str) -> Pose2D:
     return planar
 
 
-class EntityServices:
+class EntityServices(WorldUser):
     """Creates the entity services on ``node``.
 
     Args:
@@ -172,42 +170,15 @@ class EntityServices:
         folder = self._world.spec.path.parent
         try:
             if uri:
-                return load_model_file(self._model_path(uri), self._world.preprocessor)
+                path = local_yaml_file(
+                    uri, self._world, SPAWN_CODES.UNSUPPORTED_FORMAT, SPAWN_CODES.NO_RESOURCE, "model file"
+                )
+                return load_model_file(path, self._world.preprocessor)
             if resource_string:
                 return load_model_text(resource_string, folder / "resource_string", self._world.preprocessor)
         except ConfigError as exc:
             raise Refused(SPAWN_CODES.RESOURCE_PARSE_ERROR, str(exc)) from None
         raise Refused(SPAWN_CODES.NO_RESOURCE, "give the model file's uri, or the model itself in resource_string")
-
-    def _model_path(self, uri: str) -> Path:
-        """The model file ``uri`` names: a path (relative to the world file's folder) or a file:// URI."""
-        scheme = urlparse(uri).scheme if "://" in uri else ""
-        if scheme == "file":
-            text = unquote(urlparse(uri).path)
-        elif scheme:
-            raise Refused(
-                SPAWN_CODES.UNSUPPORTED_FORMAT,
-                f"uri {quoted(uri)}: scheme {quoted(scheme)} is not supported (a path or a file:// URI)",
-            )
-        else:
-            text = uri
-        try:
-            path = self._world.model_path(text)
-        except RequestError as exc:
-            raise Refused(SPAWN_CODES.NO_RESOURCE, f"uri {quoted(uri)}: {exc}") from None
-        if path.suffix.lower() not in MODEL_EXTENSIONS:
-            raise Refused(
-                SPAWN_CODES.UNSUPPORTED_FORMAT,
-                f"uri {quoted(uri)}: not a Flatland model file ({', '.join(MODEL_EXTENSIONS)}); "
-                f"spawn formats: {SPAWN_FORMAT}",
-            )
-        try:
-            found = path.is_file()
-        except (OSError, ValueError):  # a name the OS refuses (too long, say)
-            found = False
-        if not found:
-            raise Refused(SPAWN_CODES.NO_RESOURCE, f"model file {quoted(str(path))} does not exist")
-        return path
 
     def _name(self, name: str, allow_renaming: bool, spec: ModelSpec) -> str:
         """The entity's name: the one asked for, or with allow_renaming a free one like it."""

@@ -23,6 +23,7 @@ from sim_server.core.errors import RequestError
 from sim_server.core.model import Model
 from sim_server.core.world import World
 from sim_server.ros.services import quoted
+from sim_server.ros.world_user import WorldUser
 from sim_server.standard_interface.results import answer
 
 #: The categories EntityCategory defines (3 is unused).
@@ -88,7 +89,7 @@ def checked_info(info: EntityInfo) -> Info:
     return Info(info.category.category, info.description, tuple(dict.fromkeys(info.tags)))
 
 
-class EntityInfos:
+class EntityInfos(WorldUser):
     """The info of every entity of ``world``, and the services get_entity_info and
     set_entity_info on ``node``."""
 

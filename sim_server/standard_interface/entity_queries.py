@@ -29,6 +29,7 @@ from simulation_interfaces.srv import GetEntities, GetEntitiesStates
 from sim_server.core.errors import RequestError
 from sim_server.core.model import Model
 from sim_server.core.world import World
+from sim_server.ros.world_user import WorldUser
 from sim_server.standard_interface.entity_info import EntityInfos, check_category
 from sim_server.standard_interface.regions import (
     ConvexPolygon, Disc, Region, box_section, hull_section, overlaps, sphere_section,
@@ -182,7 +183,7 @@ class EntityFilter:
         return chosen
 
 
-class EntityQueries:
+class EntityQueries(WorldUser):
     """The services get_entities and get_entities_states on ``node``.
 
     Args:

@@ -3,7 +3,7 @@ get_available_worlds) in folders, within limits on depth, entries, files read an
 
 A source is a folder: a path (``~`` expanded, a relative one against the world file's folder) or
 a ``file://`` URI. Sources are local only. A folder is searched depth first, its files by name
-and then its subfolders by name, skipping hidden folders and links to folders. No rclpy here.
+and then its subfolders by name, skipping hidden folders and links to folders.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from typing import Callable, Generic, TypeVar
 from urllib.parse import unquote, urlparse
 
 from sim_server.core.bounded_read import shown_path
-from sim_server.core.errors import SimError
+from sim_server.core.errors import RequestError, SimError
+from sim_server.core.world import World
+from sim_server.ros.services import quoted
+from sim_server.standard_interface.results import Refused
 
 LOGGER = logging.getLogger("sim_server")
 
@@ -64,6 +67,35 @@ def source_folder(source: str, base: Path) -> tuple[Path | None, str]:
     except (OSError, ValueError) as exc:
         return None, f"{shown_path(path)}: {exc}"
     return path, ""
+
+
+def local_yaml_file(uri: str, world: World, unsupported: int, missing: int, what: str) -> Path:
+    """The YAML file ``uri`` names: a path (``~`` expanded, a relative one against the world
+    file's folder) or a ``file://`` URI. Refused with the code ``unsupported`` for another
+    scheme or a name that is not YAML's, ``missing`` for a file that does not exist; ``what``
+    names the file in messages."""
+    scheme = urlparse(uri).scheme if "://" in uri else ""
+    if scheme == "file":
+        text = unquote(urlparse(uri).path)
+    elif scheme:
+        raise Refused(unsupported, f"uri {quoted(uri)}: scheme {quoted(scheme)} is not supported (a path or a file:// URI)")
+    else:
+        text = uri
+    try:
+        path = world.model_path(text)
+    except RequestError as exc:
+        raise Refused(missing, f"uri {quoted(uri)}: {exc}") from None
+    if not path.name.lower().endswith(YAML_SUFFIXES):
+        raise Refused(
+            unsupported, f"uri {quoted(uri)}: not a {what} of format yaml (its name ends in {', '.join(YAML_SUFFIXES)})"
+        )
+    try:
+        found = path.is_file()
+    except (OSError, ValueError):  # a name the OS refuses (too long, say)
+        found = False
+    if not found:
+        raise Refused(missing, f"{what} {quoted(shown_path(path))} does not exist")
+    return path
 
 
 def configured_folders(resource_paths: str) -> list[str]:

@@ -24,15 +24,17 @@ from simulation_interfaces.srv import (
 )
 
 from sim_server.core.world import World
+from sim_server.core.world_file import WorldSpec
 from sim_server.ros.services import WorldServices
 from sim_server.ros.world_control import WorldControl
+from sim_server.ros.world_user import WorldUser
 from sim_server.standard_interface.entities import SPAWN_FORMAT, EntityServices
 from sim_server.standard_interface.entity_info import EntityInfos
 from sim_server.standard_interface.entity_queries import EntityQueries
-from sim_server.standard_interface.spawnables import Spawnables
-from sim_server.standard_interface.worlds import Worlds
 from sim_server.standard_interface.results import answer, refuse
 from sim_server.standard_interface.simulation_state import SimulationState, Step, state_of, transition
+from sim_server.standard_interface.spawnables import Spawnables
+from sim_server.standard_interface.worlds import Worlds
 
 LOGGER = logging.getLogger("sim_server")
 
@@ -53,6 +55,8 @@ FEATURES = (
     SimulatorFeatures.ENTITY_INFO_SETTING,
     SimulatorFeatures.SPAWNABLES,
     SimulatorFeatures.WORLD_INFO_GETTING,
+    SimulatorFeatures.WORLD_LOADING,
+    SimulatorFeatures.WORLD_RESOURCE_STRING,
     SimulatorFeatures.AVAILABLE_WORLDS,
     SimulatorFeatures.SIMULATION_RESET,
     SimulatorFeatures.SIMULATION_RESET_TIME,
@@ -77,7 +81,7 @@ CUSTOM_INFO = (
 )
 
 
-class StandardInterface:
+class StandardInterface(WorldUser):
     """Creates the standard interface's services on ``node``.
 
     Args:
@@ -86,12 +90,14 @@ class StandardInterface:
         world_services: the Flatland-style services (pause and resume).
         world_control: stepping and reset.
         request_stop: ends the server's loop (QUITTING).
+        load_world: replaces the world by the one a world spec describes (load_world).
         resource_paths: folders (separated by ':') searched for model and world files.
     """
 
     def __init__(
         self, node: Node, world: World, world_services: WorldServices, world_control: WorldControl,
         request_stop: Callable[[], None],
+        load_world: Callable[[WorldSpec], World],
         resource_paths: str = "",
     ) -> None:
         self._node = node
@@ -113,12 +119,18 @@ class StandardInterface:
         self.infos = EntityInfos(node, world)
         self.queries = EntityQueries(node, world, self.infos, self.entities.entity_state)
         self.spawnables = Spawnables(node, world, resource_paths)
-        self.worlds = Worlds(node, world, resource_paths)
+        self.worlds = Worlds(node, world, resource_paths, load_world)
         # Its own group too: a goal awaiting its steps leaves the other callbacks free.
         self._simulate_steps = ActionServer(
             node, SimulateSteps, "~/simulate_steps", execute_callback=self._simulate,
             cancel_callback=lambda goal: CancelResponse.ACCEPT, callback_group=MutuallyExclusiveCallbackGroup(),
         )
+
+    def use_world(self, world: World) -> None:
+        """Serve ``world`` from now on (load_world replaced the world)."""
+        self._world = world
+        for part in (self.entities, self.infos, self.queries, self.spawnables, self.worlds):
+            part.use_world(world)
 
     @property
     def names(self) -> list[str]:

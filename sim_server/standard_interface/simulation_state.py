@@ -3,8 +3,8 @@
 The world has a pause flag and a step count; the standard's states map onto them: PLAYING while
 sim time runs, STOPPED while paused at sim time 0 (after a reset of time, or at a launch with
 ``start_paused``), PAUSED while paused at any later time. QUITTING ends the server. A world is
-always loaded (at start-up), so NO_WORLD and LOADING_WORLD are never the state, and a request
-for them is refused as unsupported.
+always loaded (at start-up; load_world replaces it at once), so NO_WORLD and LOADING_WORLD are
+never the state, and a request for them is refused as unsupported.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from simulation_interfaces.srv import GetSpawnables
 from sim_server.core.errors import RequestError
 from sim_server.core.model_file import ModelSpec, load_model_file
 from sim_server.core.world import World
+from sim_server.ros.world_user import WorldUser
 from sim_server.standard_interface.resources import MAX_SOURCES, Search, configured_folders, source_folder
 from sim_server.standard_interface.results import answer
 
@@ -68,7 +69,7 @@ def describe(spec: ModelSpec) -> str:
     return text
 
 
-class Spawnables:
+class Spawnables(WorldUser):
     """The service get_spawnables on ``node``.
 
     Args:

@@ -1,4 +1,4 @@
-"""The standard's world services: get_current_world and get_available_worlds.
+"""The standard's world services: get_current_world, get_available_worlds and load_world.
 
 A world is a Flatland world file. Its ``name`` is its folder's name when the file is called
 ``world.yaml`` (the Flatland layout, ``<name>/world.yaml``), else the file's name without its
@@ -6,20 +6,33 @@ extension; ``world_resource.uri`` is the file's absolute path; worlds have no ta
 get_available_worlds searches (:mod:`.resources`) the loaded world's folder and the
 ``resource_paths`` folders (the default sources), then ``additional_sources``, for valid world
 files. All sources are local, so ``offline_only`` changes nothing.
+
+load_world replaces the world by a world file (``uri``: a path, a relative one against the loaded
+world's folder, or a ``file://`` URI) or by a world file's text (``resource_string``, its files
+relative to the loaded world's folder), checked as the world file at start-up. It leaves the
+simulation STOPPED; the old world stays as it was when the new one cannot be loaded. Loading is
+strict, so ``fail_on_unsupported_element`` and ``ignore_missing_or_unsupported_assets`` change
+nothing: an unknown key or a missing file always fails it. There is no unloading: a world is
+always loaded.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from rclpy.node import Node
 from simulation_interfaces.msg import Resource, Result, WorldResource
-from simulation_interfaces.srv import GetAvailableWorlds, GetCurrentWorld
+from simulation_interfaces.srv import GetAvailableWorlds, GetCurrentWorld, LoadWorld
 
-from sim_server.core.errors import RequestError
+from sim_server.core.errors import ConfigError, RequestError
 from sim_server.core.world import World
-from sim_server.core.world_file import WorldSpec, load_world_file
-from sim_server.standard_interface.resources import MAX_SOURCES, Search, configured_folders, source_folder
+from sim_server.core.world_file import WorldSpec, load_world_file, load_world_text
+from sim_server.ros.services import quoted
+from sim_server.ros.world_user import WorldUser
+from sim_server.standard_interface.resources import (
+    MAX_SOURCES, Search, configured_folders, local_yaml_file, source_folder,
+)
 from sim_server.standard_interface.results import Refused, answer
 
 #: The file name of a world in the Flatland layout, named after its folder.
@@ -45,22 +58,28 @@ def world_resource(spec: WorldSpec) -> WorldResource:
     return WorldResource(name=world_name(path), world_resource=Resource(uri=str(path)), description=description, tags=[])
 
 
-class Worlds:
+class Worlds(WorldUser):
     """The services get_current_world and get_available_worlds on ``node``.
 
     Args:
         node: the server node.
         world: its world.
         resource_paths: the ``resource_paths`` parameter (folders separated by ``:``).
+        load_world: replaces the world by the one a world spec describes (ConfigError when it
+            cannot be built).
     """
 
-    def __init__(self, node: Node, world: World, resource_paths: str) -> None:
+    def __init__(
+        self, node: Node, world: World, resource_paths: str, load_world: Callable[[WorldSpec], World]
+    ) -> None:
         self._node = node
         self._world = world
         self._resource_paths = resource_paths
+        self._load_world = load_world
         self._services = [
             node.create_service(GetCurrentWorld, "~/get_current_world", self._current),
             node.create_service(GetAvailableWorlds, "~/get_available_worlds", self._available),
+            node.create_service(LoadWorld, "~/load_world", self._load),
         ]
 
     @property
@@ -118,4 +137,25 @@ class Worlds:
         answer(response.result, get, "get_available_worlds")
         if notes and not response.result.error_message:
             response.result.error_message = "; ".join(notes)
+        return response
+
+    def _load(self, request: LoadWorld.Request, response: LoadWorld.Response) -> LoadWorld.Response:
+        codes = LoadWorld.Response
+
+        def load() -> None:
+            folder = Path(self._world.spec.path).parent
+            try:
+                if request.uri:
+                    path = local_yaml_file(request.uri, self._world, codes.UNSUPPORTED_FORMAT, codes.NO_RESOURCE, "world file")
+                    spec = load_world_file(path, self._world.preprocessor)
+                elif request.resource_string:
+                    spec = load_world_text(request.resource_string, folder / "resource_string", self._world.preprocessor)
+                else:
+                    raise Refused(codes.NO_RESOURCE, "give the world file's uri, or the world itself in resource_string")
+                self._load_world(spec)
+            except ConfigError as exc:
+                raise Refused(codes.RESOURCE_PARSE_ERROR, str(exc)) from None
+            response.world = world_resource(spec)
+
+        answer(response.result, load, f"load_world {quoted(request.uri) if request.uri else 'resource_string'}")
         return response
