@@ -354,9 +354,9 @@ def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, s
     """The standard interface through the real CLI: features, pause, spawn, step, entity state,
     entity info, a filtered query, simulation state, spawnables, worlds, delete, load a world, play."""
     lines = readme_block("from a second terminal (the standard interface)")
-    assert len(lines) == 14
+    assert len(lines) == 15
     outputs = [ros2(tools_env, line[len("ros2 "):]) for line in lines]
-    assert "features=[0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24, 25, 26, 31, 32, 33, 40, 41, 44, 45, 50], spawn_formats=['yaml']" in outputs[0], outputs[0]
+    assert "features=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24, 25, 26, 31, 32, 33, 40, 41, 42, 44, 45, 50], spawn_formats=['yaml']" in outputs[0], outputs[0]
     for line, output in zip(lines[1:], outputs[1:]):
         if " action send_goal " in line:
             assert "Goal finished with status: SUCCEEDED" in output and "result: 1" in output, output
@@ -369,9 +369,10 @@ def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, s
     assert "entities=['scout']" in outputs[7] and "position=geometry_msgs.msg.Point(x=2." in outputs[7], outputs[7]
     assert "state=simulation_interfaces.msg.SimulationState(state=2)" in outputs[8], outputs[8]
     assert "uri='turtlebot.model.yaml'" in outputs[9] and "spawn_bounds=" in outputs[9], outputs[9]
-    for name in ("demo", "levels", "tunnel"):  # the world's folder and the two resource_paths
-        assert f"name='{name}'" in outputs[10], outputs[10]
-    assert "name='demo'" in outputs[12] and "world.yaml'" in outputs[12], outputs[12]
+    # The two resource_paths folders' worlds are tagged 'streaming', the demo world is not.
+    assert "name='levels'" in outputs[10] and "name='tunnel'" in outputs[10] and "name='demo'" not in outputs[10], outputs[10]
+    assert "name='cleaner_start'" in outputs[11] and "name='walker_start'" in outputs[11], outputs[11]
+    assert "name='demo'" in outputs[13] and "world.yaml'" in outputs[13], outputs[13]
 
 
 def test_readme_launch_commands_work_verbatim(tools_env: dict[str, str], tmp_path: Path) -> None:

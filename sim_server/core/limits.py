@@ -134,6 +134,8 @@ MAX_NAME_LENGTH = 100
 # ------------------------------------------------------------------------------------ reads
 #: Bytes of one YAML file (world, model, map, included file).
 MAX_YAML_BYTES = 64 * 1024 * 1024
+#: Characters of a description (of a world, a named pose, an entity).
+MAX_DESCRIPTION_CHARS = 4096
 #: Bytes of one data file: a map image or a line segment file.
 MAX_DATA_FILE_BYTES = 512 * 1024 * 1024
 #: Pixels of one map image (width x height); 10,000 x 10,000 at most.

@@ -98,6 +98,26 @@ class PerformerSpec:
 
 
 @dataclass(frozen=True)
+class NamedPoseSpec:
+    """A named pose: a place worth naming (to spawn at, to park, a goal), in the world frame.
+
+    Attributes:
+        name: unique name.
+        pose: x, y (m) and yaw (rad).
+        description: for people.
+        tags: what it is for (``spawn``, ``parking``, a kind of robot ...).
+        radius: the free space around it (m), or None when not given.
+    """
+
+    name: str
+    pose: Pose2D
+    description: str
+    tags: tuple[str, ...]
+    radius: float | None
+    location: str
+
+
+@dataclass(frozen=True)
 class WorldSpec:
     """A validated world file."""
 
@@ -109,6 +129,9 @@ class WorldSpec:
     plugins: tuple[PluginSpec, ...]
     levels: tuple[LevelSpec, ...] = ()
     performers: tuple[PerformerSpec, ...] = ()
+    named_poses: tuple[NamedPoseSpec, ...] = ()
+    description: str = ""
+    tags: tuple[str, ...] = ()
 
 
 def load_world_file(path: Path, preprocessor: YamlPreprocessor | None = None) -> WorldSpec:
@@ -150,6 +173,9 @@ def parse_world(reader: YamlReader, path: Path) -> WorldSpec:
         plugin_names.add(plugin.name)
     levels = _parse_levels(reader, layers, models)
     performers = _parse_performers(reader, models)
+    named_poses = _parse_named_poses(reader)
+    description = _description(reader)
+    tags = tuple(dict.fromkeys(reader.get_name_list("tags", [])))
     reader.ensure_all_keys_used()
     return WorldSpec(
         path=path,
@@ -160,6 +186,9 @@ def parse_world(reader: YamlReader, path: Path) -> WorldSpec:
         plugins=plugins,
         levels=levels,
         performers=performers,
+        named_poses=named_poses,
+        description=description,
+        tags=tags,
     )
 
 
@@ -196,6 +225,27 @@ def _parse_levels(reader: YamlReader, layers: tuple[LayerSpec, ...], models: tup
         entry.ensure_all_keys_used()
         levels.append(LevelSpec(name, x, y, size_x, size_y, buffer, refs, entry.location))
     return tuple(levels)
+
+
+def _description(reader: YamlReader) -> str:
+    text = reader.get_str("description", "")
+    if len(text) > limits.MAX_DESCRIPTION_CHARS:
+        raise reader.error(f"has {len(text)} characters, more than the limit of {limits.MAX_DESCRIPTION_CHARS}", "description")
+    return text
+
+
+def _parse_named_poses(reader: YamlReader) -> tuple[NamedPoseSpec, ...]:
+    seen: set[str] = set()
+    poses = []
+    for entry in reader.get_map_list("named_poses", []):
+        name = _unique_name(entry, seen, "named pose")
+        pose = entry.get_pose("pose")
+        description = _description(entry)
+        tags = tuple(dict.fromkeys(entry.get_name_list("tags", [])))
+        radius = entry.get_float("radius", None, within=limits.RADIUS)
+        entry.ensure_all_keys_used()
+        poses.append(NamedPoseSpec(name, pose, description, tags, radius, entry.location))
+    return tuple(poses)
 
 
 def _parse_performers(reader: YamlReader, models: tuple[ModelEntry, ...]) -> tuple[PerformerSpec, ...]:

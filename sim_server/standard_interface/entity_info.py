@@ -20,6 +20,7 @@ from simulation_interfaces.msg import EntityCategory, EntityInfo
 from simulation_interfaces.srv import GetEntityInfo, SetEntityInfo
 
 from sim_server.core.errors import RequestError
+from sim_server.core.limits import MAX_DESCRIPTION_CHARS
 from sim_server.core.model import Model
 from sim_server.core.world import World
 from sim_server.ros.services import quoted
@@ -38,8 +39,6 @@ CATEGORIES = (
 MAX_TAGS = 256
 #: Characters in one tag.
 MAX_TAG_CHARS = 256
-#: Characters in a description.
-MAX_DESCRIPTION_CHARS = 4096
 
 
 def physical_category(model: Model) -> int:

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import re2
 from Box2D import b2
 from rclpy.node import Node
-from simulation_interfaces.msg import Bounds, EntityFilters, Result, TagsFilter
+from simulation_interfaces.msg import Bounds, EntityFilters, Result
 from simulation_interfaces.srv import GetEntities, GetEntitiesStates
 
 from sim_server.core.errors import RequestError
@@ -35,6 +35,7 @@ from sim_server.standard_interface.regions import (
     ConvexPolygon, Disc, Region, box_section, hull_section, overlaps, sphere_section,
 )
 from sim_server.standard_interface.results import Refused, answer
+from sim_server.standard_interface.tags import tag_filter
 
 #: Characters in a name filter.
 MAX_FILTER_CHARS = 1000
@@ -137,8 +138,7 @@ class EntityFilter:
 
     name: Callable[[str], bool] | None
     categories: frozenset[int]
-    tags: frozenset[str]
-    all_tags: bool
+    tags: Callable[[Iterable[str]], bool] | None
     bounded: bool
     region: Region | None
 
@@ -148,17 +148,9 @@ class EntityFilter:
         categories = frozenset(entry.category for entry in filters.categories)
         for category in sorted(categories):
             check_category(category, "filters.categories has")
-        mode = filters.tags.filter_mode
-        if mode not in (TagsFilter.FILTER_MODE_ANY, TagsFilter.FILTER_MODE_ALL):
-            raise RequestError(
-                f"filters.tags.filter_mode {mode} is neither FILTER_MODE_ANY ({TagsFilter.FILTER_MODE_ANY}) nor "
-                f"FILTER_MODE_ALL ({TagsFilter.FILTER_MODE_ALL})"
-            )
+        tags = tag_filter(filters.tags, "filters.tags")
         bounded, region = bounds_region(filters.bounds)
-        return cls(
-            name_matcher(filters.filter), categories, frozenset(filters.tags.tags),
-            mode == TagsFilter.FILTER_MODE_ALL, bounded, region,
-        )
+        return cls(name_matcher(filters.filter), categories, tags, bounded, region)
 
     def select(self, models: list[Model], infos: EntityInfos) -> list[Model]:
         """The models that pass every filter, in their order."""
@@ -166,15 +158,12 @@ class EntityFilter:
         for model in models:
             if self.name is not None and not self.name(model.name):
                 continue
-            if self.categories or self.tags:
+            if self.categories or self.tags is not None:
                 info = infos.info(model)
                 if self.categories and info.category not in self.categories:
                     continue
-                if self.tags:
-                    if self.all_tags and not self.tags.issubset(info.tags):
-                        continue
-                    if not self.all_tags and self.tags.isdisjoint(info.tags):
-                        continue
+                if self.tags is not None and not self.tags(info.tags):
+                    continue
             if self.bounded:
                 region = self.region
                 if region is None or not any(overlaps(region, part) for part in footprint_regions(model)):

@@ -1,8 +1,12 @@
-"""The standard's world services: get_current_world, get_available_worlds and load_world.
+"""The standard's world services: get_current_world, get_available_worlds, load_world, and the
+world's named poses (get_named_poses, get_named_pose_bounds).
 
 A world is a Flatland world file. Its ``name`` is its folder's name when the file is called
 ``world.yaml`` (the Flatland layout, ``<name>/world.yaml``), else the file's name without its
-extension; ``world_resource.uri`` is the file's absolute path; worlds have no tags.
+extension; ``world_resource.uri`` is the file's absolute path; its ``description`` and ``tags``
+are the world file's (keys of ours, beside levels and performers), else a description of its
+contents and no tags. Named poses are the world file's ``named_poses``; the bounds of one with a
+``radius`` are a sphere of that radius around it (``TYPE_SPHERE``), of one without, empty.
 get_available_worlds searches (:mod:`.resources`) the loaded world's folder and the
 ``resource_paths`` folders (the default sources), then ``additional_sources``, for valid world
 files. All sources are local, so ``offline_only`` changes nothing.
@@ -21,19 +25,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from geometry_msgs.msg import Vector3
 from rclpy.node import Node
-from simulation_interfaces.msg import Resource, Result, WorldResource
-from simulation_interfaces.srv import GetAvailableWorlds, GetCurrentWorld, LoadWorld
+from simulation_interfaces.msg import Bounds, NamedPose, Resource, Result, WorldResource
+from simulation_interfaces.srv import (
+    GetAvailableWorlds, GetCurrentWorld, GetNamedPoseBounds, GetNamedPoses, LoadWorld,
+)
 
-from sim_server.core.errors import ConfigError, RequestError
+from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.world import World
 from sim_server.core.world_file import WorldSpec, load_world_file, load_world_text
+from sim_server.ros.conversions import set_pose_msg
 from sim_server.ros.services import quoted
 from sim_server.ros.world_user import WorldUser
 from sim_server.standard_interface.resources import (
     MAX_SOURCES, Search, configured_folders, local_yaml_file, source_folder,
 )
 from sim_server.standard_interface.results import Refused, answer
+from sim_server.standard_interface.tags import tag_filter
 
 #: The file name of a world in the Flatland layout, named after its folder.
 FLATLAND_WORLD_FILE = "world.yaml"
@@ -55,7 +64,10 @@ def world_resource(spec: WorldSpec) -> WorldResource:
     )
     if spec.levels:
         description += f", {len(spec.levels)} level{'s' * (len(spec.levels) != 1)}"
-    return WorldResource(name=world_name(path), world_resource=Resource(uri=str(path)), description=description, tags=[])
+    return WorldResource(
+        name=world_name(path), world_resource=Resource(uri=str(path)), description=spec.description or description,
+        tags=list(spec.tags),
+    )
 
 
 class Worlds(WorldUser):
@@ -80,6 +92,8 @@ class Worlds(WorldUser):
             node.create_service(GetCurrentWorld, "~/get_current_world", self._current),
             node.create_service(GetAvailableWorlds, "~/get_available_worlds", self._available),
             node.create_service(LoadWorld, "~/load_world", self._load),
+            node.create_service(GetNamedPoses, "~/get_named_poses", self._named_poses),
+            node.create_service(GetNamedPoseBounds, "~/get_named_pose_bounds", self._named_pose_bounds),
         ]
 
     @property
@@ -98,10 +112,7 @@ class Worlds(WorldUser):
         notes: list[str] = []
 
         def get() -> None:
-            if request.filter.tags:
-                raise Refused(
-                    Result.RESULT_FEATURE_UNSUPPORTED, "worlds have no tags here: give an empty filter.tags"
-                )
+            tags = tag_filter(request.filter, "filter")
             if len(request.additional_sources) > MAX_SOURCES:
                 raise RequestError(
                     f"{len(request.additional_sources)} additional sources, more than the limit of {MAX_SOURCES}"
@@ -132,7 +143,7 @@ class Worlds(WorldUser):
             if failed and not search.found:
                 raise Refused(code, "; ".join(failed) + "; and no other source held a world")
             notes.extend(failed + search.notes)
-            response.worlds = [world_resource(spec) for _, spec in search.found]
+            response.worlds = [world_resource(spec) for _, spec in search.found if tags is None or tags(spec.tags)]
 
         answer(response.result, get, "get_available_worlds")
         if notes and not response.result.error_message:
@@ -158,4 +169,33 @@ class Worlds(WorldUser):
             response.world = world_resource(spec)
 
         answer(response.result, load, f"load_world {quoted(request.uri) if request.uri else 'resource_string'}")
+        return response
+
+    def _named_poses(self, request: GetNamedPoses.Request, response: GetNamedPoses.Response):
+        def get() -> None:
+            tags = tag_filter(request.tags, "tags")
+            poses = []
+            for spec in self._world.spec.named_poses:
+                if tags is not None and not tags(spec.tags):
+                    continue
+                pose = NamedPose(name=spec.name, description=spec.description, tags=list(spec.tags))
+                set_pose_msg(pose.pose, spec.pose.x, spec.pose.y, spec.pose.theta)
+                poses.append(pose)
+            response.poses = poses
+
+        answer(response.result, get, "get_named_poses")
+        return response
+
+    def _named_pose_bounds(self, request: GetNamedPoseBounds.Request, response: GetNamedPoseBounds.Response):
+        def get() -> None:
+            spec = next((pose for pose in self._world.spec.named_poses if pose.name == request.name), None)
+            if spec is None:
+                raise EntityError(f"the world has no named pose {quoted(request.name)}")
+            if spec.radius is None:
+                response.bounds = Bounds(type=Bounds.TYPE_EMPTY)
+            else:
+                centre = Vector3(x=spec.pose.x, y=spec.pose.y, z=0.0)
+                response.bounds = Bounds(type=Bounds.TYPE_SPHERE, points=[centre, Vector3(x=spec.radius)])
+
+        answer(response.result, get, f"get_named_pose_bounds {quoted(request.name)}")
         return response

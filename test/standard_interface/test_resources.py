@@ -47,6 +47,8 @@ def tree(tmp_path: Path) -> Path:
     library.mkdir()
     (library / "crate.model.yaml").write_text(DISC)
     shutil.copytree(WORLD.parent, library / "beta", ignore=shutil.ignore_patterns("*.model.yaml"))
+    beta = library / "beta" / "world.yaml"
+    beta.write_text(beta.read_text().replace("properties:", "tags: [outdoor, small]\ndescription: the second\nproperties:", 1))
     return tmp_path
 
 
@@ -163,8 +165,13 @@ def test_current_and_available_worlds(ros_context, tree) -> None:
         going_on = available(additional_sources=["nowhere"], continue_on_error=True, offline_only=True)
         assert going_on.result.result == Result.RESULT_OK and len(going_on.worlds) == 2
         assert "'nowhere'" in going_on.result.error_message
-        tagged = available(filter=TagsFilter(tags=["indoor"]))
-        assert tagged.result.result == Result.RESULT_FEATURE_UNSUPPORTED and "tags" in tagged.result.error_message
+        tagged = available(filter=TagsFilter(tags=["small", "indoor"]))
+        assert tagged.result.result == Result.RESULT_OK and [w.name for w in tagged.worlds] == ["beta"]
+        assert list(tagged.worlds[0].tags) == ["outdoor", "small"] and tagged.worlds[0].description == "the second"
+        both = available(filter=TagsFilter(tags=["small", "indoor"], filter_mode=TagsFilter.FILTER_MODE_ALL))
+        assert both.result.result == Result.RESULT_OK and list(both.worlds) == []
+        bad_mode = available(filter=TagsFilter(tags=["small"], filter_mode=2))
+        assert bad_mode.result.result == Result.RESULT_OPERATION_FAILED and "filter.filter_mode 2" in bad_mode.result.error_message
     finally:
         h.close()
 
