@@ -352,11 +352,12 @@ def test_readme_commands_for_a_running_server_work_verbatim(tools_env: dict[str,
 
 def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, str], launched: Launched) -> None:
     """The standard interface through the real CLI: features, pause, spawn, step, entity state,
-    entity info, a filtered query, simulation state, spawnables, worlds, delete, load a world, play."""
+    entity info, a filtered query, simulation state, spawnables, worlds, named poses, delete, unload
+    and load a world, play."""
     lines = readme_block("from a second terminal (the standard interface)")
-    assert len(lines) == 15
+    assert len(lines) == 16
     outputs = [ros2(tools_env, line[len("ros2 "):]) for line in lines]
-    assert "features=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24, 25, 26, 31, 32, 33, 40, 41, 42, 44, 45, 50], spawn_formats=['yaml']" in outputs[0], outputs[0]
+    assert "features=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24, 25, 26, 31, 32, 33, 40, 41, 42, 43, 44, 45, 50], spawn_formats=['yaml']" in outputs[0], outputs[0]
     for line, output in zip(lines[1:], outputs[1:]):
         if " action send_goal " in line:
             assert "Goal finished with status: SUCCEEDED" in output and "result: 1" in output, output
@@ -372,7 +373,7 @@ def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, s
     # The two resource_paths folders' worlds are tagged 'streaming', the demo world is not.
     assert "name='levels'" in outputs[10] and "name='tunnel'" in outputs[10] and "name='demo'" not in outputs[10], outputs[10]
     assert "name='cleaner_start'" in outputs[11] and "name='walker_start'" in outputs[11], outputs[11]
-    assert "name='demo'" in outputs[13] and "world.yaml'" in outputs[13], outputs[13]
+    assert "name='demo'" in outputs[14] and "world.yaml'" in outputs[14], outputs[14]
 
 
 def test_readme_launch_commands_work_verbatim(tools_env: dict[str, str], tmp_path: Path) -> None:

@@ -52,10 +52,10 @@ class LevelsInterface(WorldUser):
 
         return answer(response, set_performer, f"set_performer {quoted(request.name)}")
 
-    def use_world(self, world: World) -> None:
+    def use_world(self, world: World, loaded: bool = True) -> None:
         """Follow the level manager of ``world`` from now on."""
         self.close()
-        self._world = world
+        super().use_world(world, loaded)
         world.levels.listeners.append(self._on_levels_changed)
         self.publish()
 

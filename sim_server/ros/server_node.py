@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from pathlib import Path
 from typing import Any, Callable
 
 from rcl_interfaces.msg import ParameterDescriptor
@@ -30,7 +31,7 @@ from rosgraph_msgs.msg import Clock
 from sim_server.core.step_timing import Pacer, StepStatistics
 from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
-from sim_server.core.world_file import WorldSpec
+from sim_server.core.world_file import DEFAULT_POSITION_ITERATIONS, DEFAULT_VELOCITY_ITERATIONS, WorldSpec
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.ros import logging_bridge
 from sim_server.ros.conversions import clock_cdr
@@ -54,6 +55,8 @@ MAX_SERVICE_SHARE = 0.1
 PAUSED_TICK = 0.02
 #: Wall seconds the stopping server keeps serving, to send the answers of aborted step_world requests.
 SHUTDOWN_ANSWER_TIME = 0.2
+#: The file name (never read) of the empty stand-in world while none is loaded.
+NO_WORLD_FILE = "no_world"
 #: Most callbacks served in one go, so a flood of requests cannot stall the simulation.
 MAX_CALLBACKS_PER_TICK = 100
 
@@ -107,7 +110,7 @@ class SimServerNode(Node):
         self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
         self.standard_interface = StandardInterface(
             self, self.world, self.world_services, self.world_control, self.request_stop, self.load_world,
-            self.params.resource_paths,
+            self.unload_world, self.params.resource_paths,
         )
         self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
         self.levels = LevelsInterface(self, self.world)
@@ -225,6 +228,22 @@ class SimServerNode(Node):
             spec, params.step_size, self.world.preprocessor, ros_node=self, seed=params.seed,
             enable_levels=params.enable_levels,
         )
+        self._replace_world(new_world, loaded=True)
+        self.get_logger().info(f"loaded world {spec.path} ({len(new_world.models)} models), stopped")
+        return new_world
+
+    def unload_world(self) -> World:
+        """Replace the world by an empty stand-in (no layers, models or plugins; paused) until
+        :meth:`load_world`: nothing can be spawned, stepped or played meanwhile. Its path is in
+        the unloaded world's folder, where relative paths and searches keep starting."""
+        folder = Path(self.world.spec.path).parent
+        empty = WorldSpec(folder / NO_WORLD_FILE, DEFAULT_VELOCITY_ITERATIONS, DEFAULT_POSITION_ITERATIONS, (), (), ())
+        stand_in = World.from_spec(empty, self.params.step_size, self.world.preprocessor, ros_node=self)
+        self._replace_world(stand_in, loaded=False)
+        self.get_logger().info("unloaded the world: none is loaded")
+        return stand_in
+
+    def _replace_world(self, new_world: World, loaded: bool) -> None:
         if self.visualization is not None:
             self.visualization.close()
             self.visualization = None
@@ -233,16 +252,14 @@ class SimServerNode(Node):
         self.world = new_world
         new_world.after_step_hooks.insert(0, self._publish_clock)
         for part in (self.world_services, self.world_control, self.standard_interface, self.state_datapacks, self.levels):
-            part.use_world(new_world)
+            part.use_world(new_world, loaded)
         self.world_services.set_paused(True)
-        if params.show_viz:
+        if self.params.show_viz:
             self.visualization = DebugVisualization(
-                self, new_world, lambda: self.world.time.time_ns, line_width=params.marker_line_width
+                self, new_world, lambda: self.world.time.time_ns, line_width=self.params.marker_line_width
             )
         self._after_reset()
         self._window_wall, self._window_sim_ns = time.monotonic(), 0
-        self.get_logger().info(f"loaded world {spec.path} ({len(new_world.models)} models), stopped")
-        return new_world
 
     def _after_reset(self) -> None:
         self._publish_clock(self.world.time)  # tell sim-time followers that time went back to 0

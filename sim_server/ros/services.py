@@ -14,7 +14,7 @@ from rclpy.node import Node
 from std_srvs.srv import Empty
 
 from sim_msgs.srv import DeleteModel, MoveModel, SpawnModel
-from sim_server.core.errors import SimError
+from sim_server.core.errors import RequestError, SimError
 from sim_server.core.world import World
 from sim_server.ros.conversions import pose2d_from_msg
 from sim_server.ros.world_user import WorldUser
@@ -74,6 +74,7 @@ class WorldServices(WorldUser):
 
     def _spawn_model(self, request: SpawnModel.Request, response: SpawnModel.Response) -> SpawnModel.Response:
         def spawn() -> str:
+            self.check_world_loaded()
             model = self._world.spawn_model(
                 request.yaml_path, request.name, request.ns, pose2d_from_msg(request.pose)
             )
@@ -97,18 +98,27 @@ class WorldServices(WorldUser):
         return answer(response, move, f"move_model {quoted(request.name)}")
 
     def set_paused(self, paused: bool) -> None:
-        """Pause or resume sim time."""
+        """Pause or resume sim time (RequestError for resuming when no world is loaded)."""
+        if not paused:
+            self.check_world_loaded()
         self._world.time.paused = paused
         self._on_pause_changed(paused)
+
+    def _set_paused_or_warn(self, paused: bool, what: str) -> None:
+        """set_paused for a std_srvs/Empty service, which cannot answer a refusal: it is logged."""
+        try:
+            self.set_paused(paused)
+        except RequestError as exc:
+            LOGGER.warning("%s: %s", what, exc)
 
     def _pause(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
         self.set_paused(True)
         return response
 
     def _resume(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
-        self.set_paused(False)
+        self._set_paused_or_warn(False, "resume")
         return response
 
     def _toggle_pause(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
-        self.set_paused(not self._world.time.paused)
+        self._set_paused_or_warn(not self._world.time.paused, "toggle_pause")
         return response

@@ -89,9 +89,9 @@ class StateDatapacks(WorldUser):
             )
             world.after_step_hooks.append(self.publish)
 
-    def use_world(self, world: World) -> None:
+    def use_world(self, world: World, loaded: bool = True) -> None:
         """Publish the datapacks of ``world`` from now on."""
-        self._world = world
+        super().use_world(world, loaded)
         if self._publishers is not None:
             world.after_step_hooks.append(self.publish)
 

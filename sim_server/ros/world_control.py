@@ -90,7 +90,9 @@ class WorldControl(WorldUser):
         return [self._node.resolve_service_name(service.srv_name) for service in self._services]
 
     def check_steps(self, steps: int) -> None:
-        """RequestError unless ``steps`` can be queued now: 1 to the limit, the world paused."""
+        """RequestError unless ``steps`` can be queued now: 1 to the limit, the world paused
+        (and loaded)."""
+        self.check_world_loaded()
         if steps == 0:
             raise RequestError("steps must be at least 1")
         if steps > limits.MAX_STEPS_PER_REQUEST:
@@ -113,17 +115,18 @@ class WorldControl(WorldUser):
         self._queued.append(queued)
         return queued
 
-    def use_world(self, world: World) -> None:
+    def use_world(self, world: World, loaded: bool = True) -> None:
         """Step ``world`` from now on; steps queued for the world before are answered: stopped."""
         self.abort_queued_steps("the world was replaced")
-        self._world = world
+        super().use_world(world, loaded)
         self._window_wall = None
 
     def reset(self, sim_time: bool = True, state: bool = True, spawned: bool = True) -> None:
         """Return the world to its loaded state: all of it (the default), or some of its parts:
         ``spawned`` deletes the models spawn requests added, ``state`` puts every model back at
         the pose it entered the world at, at rest, and ``sim_time`` sets sim time back to 0. Queued
-        steps are answered: stopped."""
+        steps are answered: stopped. RequestError when no world is loaded."""
+        self.check_world_loaded()
         self.abort_queued_steps("the world was reset")
         if sim_time and state and spawned:
             self._world.reset()

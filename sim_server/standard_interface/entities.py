@@ -38,7 +38,7 @@ from sim_server.core.world import World, check_pose
 from sim_server.ros.conversions import set_pose_msg, time_msg
 from sim_server.ros.services import quoted
 from sim_server.ros.state_datapacks import WORLD_FRAME
-from sim_server.ros.world_user import WorldUser
+from sim_server.ros.world_user import NO_WORLD, WorldUser
 from sim_server.standard_interface.entity_info import physical_category
 from sim_server.standard_interface.resources import local_yaml_file
 from sim_server.standard_interface.results import Refused, answer, refuse
@@ -149,6 +149,8 @@ class EntityServices(WorldUser):
         spawned = [""]
 
         def spawn() -> None:
+            if not self._world_loaded:
+                raise Refused(Result.RESULT_INCORRECT_STATE, NO_WORLD)
             problem = namespace_problem(namespace)
             if problem is not None:
                 raise Refused(SPAWN_CODES.NAMESPACE_INVALID, problem)

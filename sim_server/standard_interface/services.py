@@ -58,6 +58,7 @@ FEATURES = (
     SimulatorFeatures.WORLD_LOADING,
     SimulatorFeatures.WORLD_RESOURCE_STRING,
     SimulatorFeatures.WORLD_TAGS,
+    SimulatorFeatures.WORLD_UNLOADING,
     SimulatorFeatures.NAMED_POSES,
     SimulatorFeatures.POSE_BOUNDS,
     SimulatorFeatures.AVAILABLE_WORLDS,
@@ -94,6 +95,7 @@ class StandardInterface(WorldUser):
         world_control: stepping and reset.
         request_stop: ends the server's loop (QUITTING).
         load_world: replaces the world by the one a world spec describes (load_world).
+        unload_world: replaces the world by an empty stand-in (unload_world).
         resource_paths: folders (separated by ':') searched for model and world files.
     """
 
@@ -101,6 +103,7 @@ class StandardInterface(WorldUser):
         self, node: Node, world: World, world_services: WorldServices, world_control: WorldControl,
         request_stop: Callable[[], None],
         load_world: Callable[[WorldSpec], World],
+        unload_world: Callable[[], World],
         resource_paths: str = "",
     ) -> None:
         self._node = node
@@ -122,18 +125,18 @@ class StandardInterface(WorldUser):
         self.infos = EntityInfos(node, world)
         self.queries = EntityQueries(node, world, self.infos, self.entities.entity_state)
         self.spawnables = Spawnables(node, world, resource_paths)
-        self.worlds = Worlds(node, world, resource_paths, load_world)
+        self.worlds = Worlds(node, world, resource_paths, load_world, unload_world)
         # Its own group too: a goal awaiting its steps leaves the other callbacks free.
         self._simulate_steps = ActionServer(
             node, SimulateSteps, "~/simulate_steps", execute_callback=self._simulate,
             cancel_callback=lambda goal: CancelResponse.ACCEPT, callback_group=MutuallyExclusiveCallbackGroup(),
         )
 
-    def use_world(self, world: World) -> None:
-        """Serve ``world`` from now on (load_world replaced the world)."""
-        self._world = world
+    def use_world(self, world: World, loaded: bool = True) -> None:
+        """Serve ``world`` from now on (load_world or unload_world replaced the world)."""
+        super().use_world(world, loaded)
         for part in (self.entities, self.infos, self.queries, self.spawnables, self.worlds):
-            part.use_world(world)
+            part.use_world(world, loaded)
 
     @property
     def names(self) -> list[str]:
@@ -146,7 +149,7 @@ class StandardInterface(WorldUser):
     def state(self) -> SimulationState:
         """The simulation's state now."""
         time = self._world.time
-        return state_of(time.paused, time.iterations)
+        return state_of(time.paused, time.iterations, self._world_loaded)
 
     def _get_features(self, request: GetSimulatorFeatures.Request, response: GetSimulatorFeatures.Response):
         response.features = SimulatorFeatures(

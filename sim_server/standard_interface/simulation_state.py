@@ -2,9 +2,10 @@
 
 The world has a pause flag and a step count; the standard's states map onto them: PLAYING while
 sim time runs, STOPPED while paused at sim time 0 (after a reset of time, or at a launch with
-``start_paused``), PAUSED while paused at any later time. QUITTING ends the server. A world is
-always loaded (at start-up; load_world replaces it at once), so NO_WORLD and LOADING_WORLD are
-never the state, and a request for them is refused as unsupported.
+``start_paused``), PAUSED while paused at any later time, NO_WORLD after unload_world (until
+load_world). QUITTING ends the server. Without a world only QUITTING is a transition. Loading
+happens at once (LOADING_WORLD is never the state), and a request for NO_WORLD or LOADING_WORLD is
+refused as unsupported: unload_world and load_world do that.
 """
 
 from __future__ import annotations
@@ -51,9 +52,11 @@ class Transition:
     message: str = ""
 
 
-def state_of(paused: bool, iterations: int) -> SimulationState:
+def state_of(paused: bool, iterations: int, loaded: bool = True) -> SimulationState:
     """The state of a world that is ``paused`` (or not) after ``iterations`` steps since it was
-    loaded or reset."""
+    loaded or reset; NO_WORLD when none is ``loaded``."""
+    if not loaded:
+        return SimulationState.NO_WORLD
     if not paused:
         return SimulationState.PLAYING
     return SimulationState.STOPPED if iterations == 0 else SimulationState.PAUSED
@@ -69,7 +72,12 @@ def transition(current: SimulationState, target: int) -> Transition:
     if wanted in (SimulationState.NO_WORLD, SimulationState.LOADING_WORLD):
         return Transition(
             refusal=Refusal.FEATURE_UNSUPPORTED,
-            message=f"{wanted.name}: this simulator loads its world at start-up and does not unload it",
+            message=f"{wanted.name} is not a state to ask for: unload_world and load_world unload and load worlds",
+        )
+    if current == SimulationState.NO_WORLD and wanted != SimulationState.QUITTING:
+        return Transition(
+            refusal=Refusal.INCORRECT_TRANSITION,
+            message=f"no world is loaded: load one with load_world before {wanted.name}",
         )
     if wanted == current:
         return Transition(refusal=Refusal.ALREADY_IN_TARGET_STATE, message=f"the simulation is already {wanted.name}")

@@ -16,8 +16,9 @@ world's folder, or a ``file://`` URI) or by a world file's text (``resource_stri
 relative to the loaded world's folder), checked as the world file at start-up. It leaves the
 simulation STOPPED; the old world stays as it was when the new one cannot be loaded. Loading is
 strict, so ``fail_on_unsupported_element`` and ``ignore_missing_or_unsupported_assets`` change
-nothing: an unknown key or a missing file always fails it. There is no unloading: a world is
-always loaded.
+nothing: an unknown key or a missing file always fails it. unload_world leaves no world (an empty
+stand-in: nothing can be spawned, stepped or played until load_world); the loaded world's folder
+stays the one relative paths and searches start from.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from geometry_msgs.msg import Vector3
 from rclpy.node import Node
 from simulation_interfaces.msg import Bounds, NamedPose, Resource, Result, WorldResource
 from simulation_interfaces.srv import (
-    GetAvailableWorlds, GetCurrentWorld, GetNamedPoseBounds, GetNamedPoses, LoadWorld,
+    GetAvailableWorlds, GetCurrentWorld, GetNamedPoseBounds, GetNamedPoses, LoadWorld, UnloadWorld,
 )
 
 from sim_server.core.errors import ConfigError, EntityError, RequestError
@@ -37,7 +38,7 @@ from sim_server.core.world import World
 from sim_server.core.world_file import WorldSpec, load_world_file, load_world_text
 from sim_server.ros.conversions import set_pose_msg
 from sim_server.ros.services import quoted
-from sim_server.ros.world_user import WorldUser
+from sim_server.ros.world_user import NO_WORLD, WorldUser
 from sim_server.standard_interface.resources import (
     MAX_SOURCES, Search, configured_folders, local_yaml_file, source_folder,
 )
@@ -79,19 +80,23 @@ class Worlds(WorldUser):
         resource_paths: the ``resource_paths`` parameter (folders separated by ``:``).
         load_world: replaces the world by the one a world spec describes (ConfigError when it
             cannot be built).
+        unload_world: replaces the world by an empty stand-in.
     """
 
     def __init__(
-        self, node: Node, world: World, resource_paths: str, load_world: Callable[[WorldSpec], World]
+        self, node: Node, world: World, resource_paths: str, load_world: Callable[[WorldSpec], World],
+        unload_world: Callable[[], World],
     ) -> None:
         self._node = node
         self._world = world
         self._resource_paths = resource_paths
         self._load_world = load_world
+        self._unload_world = unload_world
         self._services = [
             node.create_service(GetCurrentWorld, "~/get_current_world", self._current),
             node.create_service(GetAvailableWorlds, "~/get_available_worlds", self._available),
             node.create_service(LoadWorld, "~/load_world", self._load),
+            node.create_service(UnloadWorld, "~/unload_world", self._unload),
             node.create_service(GetNamedPoses, "~/get_named_poses", self._named_poses),
             node.create_service(GetNamedPoseBounds, "~/get_named_pose_bounds", self._named_pose_bounds),
         ]
@@ -103,6 +108,8 @@ class Worlds(WorldUser):
 
     def _current(self, request: GetCurrentWorld.Request, response: GetCurrentWorld.Response):
         def get() -> None:
+            if not self._world_loaded:
+                raise Refused(GetCurrentWorld.Response.NO_WORLD_LOADED, NO_WORLD)
             response.world = world_resource(self._world.spec)
 
         answer(response.result, get, "get_current_world")
@@ -198,4 +205,13 @@ class Worlds(WorldUser):
                 response.bounds = Bounds(type=Bounds.TYPE_SPHERE, points=[centre, Vector3(x=spec.radius)])
 
         answer(response.result, get, f"get_named_pose_bounds {quoted(request.name)}")
+        return response
+
+    def _unload(self, request: UnloadWorld.Request, response: UnloadWorld.Response) -> UnloadWorld.Response:
+        def unload() -> None:
+            if not self._world_loaded:
+                raise Refused(UnloadWorld.Response.NO_WORLD_LOADED, "no world is loaded")
+            self._unload_world()
+
+        answer(response.result, unload, "unload_world")
         return response

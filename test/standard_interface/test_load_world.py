@@ -148,3 +148,51 @@ def test_steps_queued_for_the_old_world_are_answered(harness) -> None:
     answer = pending.result().result
     assert answer.result == Result.RESULT_OPERATION_FAILED and "the world was replaced" in answer.error_message
     assert harness.server.world.time.iterations == 0
+
+
+def test_unloading_leaves_no_world_until_one_is_loaded(harness) -> None:
+    """After unload_world: the state is NO_WORLD, there are no entities, and spawning,
+    stepping, playing and resetting (through either interface) are refused with the reason;
+    load_world brings a world back."""
+    from std_srvs.srv import Empty
+    from sim_msgs.srv import SpawnModel, StepWorld
+    from simulation_interfaces.srv import GetCurrentWorld, ResetSimulation, SetSimulationState, UnloadWorld
+
+    def call(service_type, name: str, request=None):
+        return harness.call(service_type, f"/sim_server/{name}", request or service_type.Request())
+
+    old = harness.server.world
+    done = call(UnloadWorld, "unload_world")
+    assert done.result.result == Result.RESULT_OK and not old.models
+    world = harness.server.world
+    assert world is not old and not world.models and not world.layers and world.time.paused
+    state = call(GetSimulationState, "get_simulation_state").state.state
+    assert state == SimulationState.STATE_NO_WORLD
+    assert entities(harness) == []
+    again = call(UnloadWorld, "unload_world").result
+    assert again.result == UnloadWorld.Response.NO_WORLD_LOADED
+    current = call(GetCurrentWorld, "get_current_world").result
+    assert current.result == GetCurrentWorld.Response.NO_WORLD_LOADED and "load_world" in current.error_message
+    refusals = [
+        spawn(harness, name="ball", resource_string=DISC).result,
+        call(StepSimulation, "step_simulation", StepSimulation.Request(steps=1)).result,
+        call(ResetSimulation, "reset_simulation").result,
+    ] + [
+        call(SetSimulationState, "set_simulation_state", SetSimulationState.Request(state=SimulationState(state=value))).result
+        for value in (SimulationState.STATE_PLAYING, SimulationState.STATE_PAUSED, SimulationState.STATE_STOPPED)
+    ]
+    codes = [r.result for r in refusals]
+    assert codes == [Result.RESULT_INCORRECT_STATE, Result.RESULT_OPERATION_FAILED, Result.RESULT_OPERATION_FAILED] + [
+        SetSimulationState.Response.INCORRECT_TRANSITION] * 3, refusals
+    assert all("load_world" in r.error_message for r in refusals), refusals
+    flatland_spawn = harness.call(SpawnModel, "/spawn_model", SpawnModel.Request(yaml_path="chair.model.yaml", name="c"))
+    assert not flatland_spawn.success and "load_world" in flatland_spawn.message
+    stepped = harness.call(StepWorld, "/step_world", StepWorld.Request(steps=1))
+    assert not stepped.success and "load_world" in stepped.message
+    harness.call(Empty, "/resume", Empty.Request())
+    harness.call(Empty, "/toggle_pause", Empty.Request())
+    assert harness.server.world.time.paused and world.time.iterations == 0 and not world.models
+    # A world again: everything works.
+    assert load(harness, uri="world.yaml").result.result == Result.RESULT_OK  # relative to the unloaded one's folder
+    assert call(GetSimulationState, "get_simulation_state").state.state == SimulationState.STATE_STOPPED
+    assert spawn(harness, name="ball", resource_string=DISC).result.result == Result.RESULT_OK

@@ -59,14 +59,14 @@ def test_features_list_what_is_offered(harness) -> None:
         SimulatorFeatures.ENTITY_TAGS, SimulatorFeatures.ENTITY_INFO_SETTING, SimulatorFeatures.SPAWNABLES,
         SimulatorFeatures.WORLD_INFO_GETTING, SimulatorFeatures.AVAILABLE_WORLDS, SimulatorFeatures.WORLD_LOADING,
         SimulatorFeatures.WORLD_RESOURCE_STRING, SimulatorFeatures.WORLD_TAGS, SimulatorFeatures.NAMED_POSES,
-        SimulatorFeatures.POSE_BOUNDS,
+        SimulatorFeatures.POSE_BOUNDS, SimulatorFeatures.WORLD_UNLOADING,
     }  # each is exercised here and in the other test modules of this folder
     assert list(features.spawn_formats) == ["yaml"] and "sim_server" in features.custom_info
     names = ("get_simulator_features", "get_simulation_state", "set_simulation_state", "step_simulation",
              "reset_simulation", "spawn_entity", "delete_entity", "get_entity_state", "set_entity_state",
              "get_entity_info", "set_entity_info", "spawn_entities", "get_entity_bounds", "get_entities",
              "get_entities_states", "get_spawnables", "get_current_world", "get_available_worlds", "load_world", "get_named_poses",
-             "get_named_pose_bounds")
+             "get_named_pose_bounds", "unload_world")
     assert {f"/sim_server/{name}" for name in names} <= set(harness.server.service_names)
 
 

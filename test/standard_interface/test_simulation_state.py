@@ -18,6 +18,10 @@ EXPECTED = {
     (S.STOPPED, S.PLAYING): (Step.PLAY,),
     (S.STOPPED, S.PAUSED): Refusal.INCORRECT_TRANSITION,
     (S.STOPPED, S.QUITTING): (Step.PAUSE, Step.QUIT),
+    (S.NO_WORLD, S.PLAYING): Refusal.INCORRECT_TRANSITION,
+    (S.NO_WORLD, S.PAUSED): Refusal.INCORRECT_TRANSITION,
+    (S.NO_WORLD, S.STOPPED): Refusal.INCORRECT_TRANSITION,
+    (S.NO_WORLD, S.QUITTING): (Step.PAUSE, Step.QUIT),
 }
 
 
@@ -25,9 +29,10 @@ def test_state_of() -> None:
     assert state_of(False, 0) == state_of(False, 5) == S.PLAYING
     assert state_of(True, 0) == S.STOPPED
     assert state_of(True, 1) == S.PAUSED
+    assert state_of(True, 0, loaded=False) == state_of(False, 9, loaded=False) == S.NO_WORLD
 
 
-@pytest.mark.parametrize("current", [S.PLAYING, S.PAUSED, S.STOPPED])
+@pytest.mark.parametrize("current", [S.PLAYING, S.PAUSED, S.STOPPED, S.NO_WORLD])
 @pytest.mark.parametrize("target", range(256))
 def test_every_transition(current: SimulationState, target: int) -> None:
     plan = transition(current, target)
