@@ -57,9 +57,12 @@ def joint_state_msg(states: Iterable[JointState], stamp_ns: int) -> JointStateMs
 
 
 def yaw_of(orientation) -> float:
-    """The yaw (rad) of an [x, y, z, w] quaternion."""
+    """The yaw (rad) of a finite, nonzero [x, y, z, w] quaternion of any length (scaled by its
+    largest component first, so no square overflows)."""
     x, y, z, w = (float(v) for v in orientation)
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    scale = max(abs(x), abs(y), abs(z), abs(w))
+    x, y, z, w = x / scale, y / scale, z / scale, w / scale
+    return math.atan2(2.0 * (w * z + x * y), w * w + x * x - y * y - z * z)
 
 
 class StateDatapacks(WorldUser):
