@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import InvalidParameterException
@@ -43,7 +43,10 @@ from sim_server.ros.state_datapacks import StateDatapacks
 from sim_server.ros.subscriber_check import SubscriberCheck, refresh_all
 from sim_server.ros.visualization import DebugVisualization
 from sim_server.ros.world_control import STATS_PUB_PERIOD, WorldControl
-from sim_server.standard_interface.services import StandardInterface
+from sim_server.standard_interface.compatibility import REMEDY, interface_problem
+
+if TYPE_CHECKING:
+    from sim_server.standard_interface.services import StandardInterface
 
 #: Wall seconds between the log lines with sim time, real-time factor and step statistics.
 STATS_LOG_PERIOD = 5.0
@@ -108,10 +111,7 @@ class SimServerNode(Node):
         self.world.time.paused = self.params.start_paused
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
         self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
-        self.standard_interface = StandardInterface(
-            self, self.world, self.world_services, self.world_control, self.request_stop, self.load_world,
-            self.unload_world, self.params.resource_paths,
-        )
+        self.standard_interface = self._standard_interface()
         self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
         self.levels = LevelsInterface(self, self.world)
         self.visualization = (
@@ -128,6 +128,20 @@ class SimServerNode(Node):
         self._poll_cost = 0.0
         self._window_wall = time.monotonic()
         self._window_sim_ns = 0
+
+    def _standard_interface(self) -> "StandardInterface | None":
+        """The standard simulation interface's services, or None (with a warning saying why and
+        what to do) where the installed simulation_interfaces cannot serve them."""
+        problem = interface_problem()
+        if problem is not None:
+            self.get_logger().warning(f"the standard simulation interface is off: {problem}; {REMEDY}")
+            return None
+        from sim_server.standard_interface.services import StandardInterface
+
+        return StandardInterface(
+            self, self.world, self.world_services, self.world_control, self.request_stop, self.load_world,
+            self.unload_world, self.params.resource_paths,
+        )
 
     def lookup_parameter(self, name: str) -> tuple[bool, Any]:
         """``param()`` of the YAML preprocessor: this node's parameter ``name``.
@@ -252,7 +266,8 @@ class SimServerNode(Node):
         self.world = new_world
         new_world.after_step_hooks.insert(0, self._publish_clock)
         for part in (self.world_services, self.world_control, self.standard_interface, self.state_datapacks, self.levels):
-            part.use_world(new_world, loaded)
+            if part is not None:
+                part.use_world(new_world, loaded)
         self.world_services.set_paused(True)
         if self.params.show_viz:
             self.visualization = DebugVisualization(
@@ -270,7 +285,7 @@ class SimServerNode(Node):
         """Fully qualified names of every service the node offers."""
         return (
             self.world_services.names + self.world_control.names + self.state_datapacks.names + self.levels.names
-            + self.standard_interface.names
+            + (self.standard_interface.names if self.standard_interface is not None else [])
         )
 
     # ------------------------------------------------------------------ the loop
