@@ -103,6 +103,37 @@ def configured_folders(resource_paths: str) -> list[str]:
     return [part for part in resource_paths.split(PATH_SEPARATOR) if part]
 
 
+@dataclass(frozen=True)
+class Sources:
+    """The folders a search goes through and the sources that cannot be searched (why)."""
+
+    folders: list[Path]
+    failed_defaults: list[str]
+    failed_extras: list[str]
+
+
+def sources(base: Path, resource_paths: str, extras: list[str], what: str) -> Sources:
+    """The default sources (``base``, the world file's folder, and the ``resource_paths``
+    folders), then ``extras`` (at most :data:`MAX_SOURCES`; ``what`` names them in the
+    RequestError for more)."""
+    if len(extras) > MAX_SOURCES:
+        raise RequestError(f"{len(extras)} {what}, more than the limit of {MAX_SOURCES}")
+    found = Sources([base], [], [])
+    for source in configured_folders(resource_paths):
+        folder, problem = source_folder(source, base)
+        if folder is None:
+            found.failed_defaults.append(f"resource_paths folder {source!r}: {problem}")
+        else:
+            found.folders.append(folder)
+    for source in extras:
+        folder, problem = source_folder(source, base)
+        if folder is None:
+            found.failed_extras.append(f"{source[:200]!r} ({problem})")
+        else:
+            found.folders.append(folder)
+    return found
+
+
 @dataclass
 class Search(Generic[T]):
     """Searches folders for YAML files that ``read`` accepts (it returns None, or raises

@@ -19,11 +19,10 @@ from rclpy.node import Node
 from simulation_interfaces.msg import Bounds, Spawnable
 from simulation_interfaces.srv import GetSpawnables
 
-from sim_server.core.errors import RequestError
 from sim_server.core.model_file import ModelSpec, load_model_file
 from sim_server.core.world import World
 from sim_server.ros.world_user import WorldUser
-from sim_server.standard_interface.resources import MAX_SOURCES, Search, configured_folders, source_folder
+from sim_server.standard_interface.resources import Search, sources
 from sim_server.standard_interface.results import answer
 
 #: Body names, then plugin types, named in a description at most.
@@ -100,27 +99,12 @@ class Spawnables(WorldUser):
         notes: list[str] = []
 
         def get() -> None:
-            if len(request.sources) > MAX_SOURCES:
-                raise RequestError(f"{len(request.sources)} sources, more than the limit of {MAX_SOURCES}")
-            base = self._world.spec.path.parent
-            folders = [base]
-            for source in configured_folders(self._resource_paths):
-                folder, problem = source_folder(source, base)
-                if folder is None:
-                    notes.append(f"resource_paths folder {source!r}: {problem}")
-                else:
-                    folders.append(folder)
-            unrecognised = []
-            for source in request.sources:
-                folder, problem = source_folder(source, base)
-                if folder is None:
-                    unrecognised.append(f"{source[:200]!r} ({problem})")
-                else:
-                    folders.append(folder)
-            if unrecognised:
-                notes.append("unrecognised sources: " + "; ".join(unrecognised))
+            found = sources(self._world.spec.path.parent, self._resource_paths, list(request.sources), "sources")
+            notes.extend(found.failed_defaults)
+            if found.failed_extras:
+                notes.append("unrecognised sources: " + "; ".join(found.failed_extras))
             search: Search[ModelSpec] = Search(lambda path: load_model_file(path, self._world.preprocessor))
-            for folder in folders:
+            for folder in found.folders:
                 search.folder(folder)
             notes.extend(search.notes)
             spawnables = []

@@ -33,15 +33,13 @@ from simulation_interfaces.srv import (
     GetAvailableWorlds, GetCurrentWorld, GetNamedPoseBounds, GetNamedPoses, LoadWorld, UnloadWorld,
 )
 
-from sim_server.core.errors import ConfigError, EntityError, RequestError
+from sim_server.core.errors import ConfigError, EntityError
 from sim_server.core.world import World
 from sim_server.core.world_file import WorldSpec, load_world_file, load_world_text
 from sim_server.ros.conversions import set_pose_msg
 from sim_server.ros.services import quoted
 from sim_server.ros.world_user import NO_WORLD, WorldUser
-from sim_server.standard_interface.resources import (
-    MAX_SOURCES, Search, configured_folders, local_yaml_file, source_folder,
-)
+from sim_server.standard_interface.resources import Search, local_yaml_file, sources
 from sim_server.standard_interface.results import Refused, answer
 from sim_server.standard_interface.tags import tag_filter
 
@@ -72,7 +70,8 @@ def world_resource(spec: WorldSpec) -> WorldResource:
 
 
 class Worlds(WorldUser):
-    """The services get_current_world and get_available_worlds on ``node``.
+    """The services get_current_world, get_available_worlds, load_world, unload_world,
+    get_named_poses and get_named_pose_bounds on ``node``.
 
     Args:
         node: the server node.
@@ -120,32 +119,17 @@ class Worlds(WorldUser):
 
         def get() -> None:
             tags = tag_filter(request.filter, "filter")
-            if len(request.additional_sources) > MAX_SOURCES:
-                raise RequestError(
-                    f"{len(request.additional_sources)} additional sources, more than the limit of {MAX_SOURCES}"
-                )
             base = Path(self._world.spec.path).parent
-            folders = [base]
-            failed_default = []
-            for source in configured_folders(self._resource_paths):
-                folder, problem = source_folder(source, base)
-                if folder is None:
-                    failed_default.append(f"resource_paths folder {source!r}: {problem}")
-                else:
-                    folders.append(folder)
-            failed_extra = []
-            for source in request.additional_sources:
-                folder, problem = source_folder(source, base)
-                if folder is None:
-                    failed_extra.append(f"source {source[:200]!r}: {problem}")
-                else:
-                    folders.append(folder)
-            failed = failed_default + failed_extra
-            code = GetAvailableWorlds.Response.DEFAULT_SOURCES_FAILED if failed_default else Result.RESULT_OPERATION_FAILED
+            found = sources(base, self._resource_paths, list(request.additional_sources), "additional sources")
+            failed = found.failed_defaults + [f"source {text}" for text in found.failed_extras]
+            code = (
+                GetAvailableWorlds.Response.DEFAULT_SOURCES_FAILED if found.failed_defaults
+                else Result.RESULT_OPERATION_FAILED
+            )
             if failed and not request.continue_on_error:
                 raise Refused(code, "; ".join(failed) + " (continue_on_error searches the others)")
             search: Search[WorldSpec] = Search(lambda path: load_world_file(path, self._world.preprocessor))
-            for folder in folders:
+            for folder in found.folders:
                 search.folder(folder)
             if failed and not search.found:
                 raise Refused(code, "; ".join(failed) + "; and no other source held a world")
