@@ -376,6 +376,31 @@ def test_readme_standard_interface_commands_work_verbatim(tools_env: dict[str, s
     assert "name='demo'" in outputs[14] and "world.yaml'" in outputs[14], outputs[14]
 
 
+#: The standard interface's services the README's commands do not call, through the real CLI.
+MORE_STANDARD_CALLS = [
+    ("spawn_entities", "SpawnEntities",
+     "{spawn_requests: [{name: 'crate', entity_resource: {uri: 'turtlebot.model.yaml'}, initial_pose: {pose: {position: {x: 4.0}}}}]}",
+     "entity_name='crate'"),
+    ("get_entities", "GetEntities", "{filters: {filter: 'cra.*'}}", "entities=['crate']"),
+    ("get_entity_info", "GetEntityInfo", "{entity: 'crate'}", "category=simulation_interfaces.msg.EntityCategory(category=1)"),
+    ("get_entity_bounds", "GetEntityBounds", "{entity: 'crate'}", "type=1"),
+    ("set_entity_state", "SetEntityState",
+     "{entity: 'crate', state: {pose: {position: {x: 5.0, y: 1.0}, orientation: {w: 1.0}}}}", "result=1"),
+    ("get_current_world", "GetCurrentWorld", "", "name='demo'"),
+    ("get_named_pose_bounds", "GetNamedPoseBounds", "{name: 'cleaner_start'}", "type=3"),
+    ("reset_simulation", "ResetSimulation", "{scope: 4}", "result=1"),  # the spawned crate goes
+    ("get_entities", "GetEntities", "{filters: {filter: 'cra.*'}}", "entities=[]"),
+]
+
+
+def test_the_other_standard_services_through_the_cli(tools_env: dict[str, str], launched: Launched) -> None:
+    """With the README's commands, every service of the standard interface answers the real CLI."""
+    for service, kind, request, fact in MORE_STANDARD_CALLS:
+        arguments = f' "{request}"' if request else ""
+        output = ros2(tools_env, f"service call /sim_server/{service} simulation_interfaces/srv/{kind}{arguments}")
+        assert "result=simulation_interfaces.msg.Result(result=1," in output and fact in output, (service, output)
+
+
 def test_readme_launch_commands_work_verbatim(tools_env: dict[str, str], tmp_path: Path) -> None:
     lines = readme_block("Then, either way:")
     assert any("ros2 run " in line for line in lines) and any("use_rviz" in line for line in lines)
