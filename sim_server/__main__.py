@@ -13,10 +13,12 @@ end the process at once (exit 0); while the ray caster compiles or the world loa
 start; once the loop runs they ask it to stop at the end of its tick.
 Then plugins, the world and the node's publishers are destroyed while the ROS context is still
 valid, and only then is the context shut down, so nothing touches rclpy after it is gone.
+SIGUSR1 prints every thread's stack to stderr and the server goes on (to see where it is busy).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import sys
@@ -37,6 +39,7 @@ def _exit_at_once(signum: int, frame: FrameType | None) -> None:
 if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "sim_server":  # not when imported by tests
     for _signum in STOP_SIGNALS:
         signal.signal(_signum, _exit_at_once)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 import rclpy  # noqa: E402 (after the handlers above)
 from rclpy.executors import ExternalShutdownException  # noqa: E402

@@ -47,6 +47,19 @@ def test_invalid_world_exits_1_naming_file_and_key(case: str, facts: list[str]) 
         assert fact in error_lines[0]
 
 
+def finish(process: subprocess.Popen, patience: float) -> str:
+    """The rest of the server's output once it exits; if it has not within ``patience``
+    seconds, fail with every thread's stack (SIGUSR1 makes the server print them)."""
+    try:
+        return process.communicate(timeout=patience)[0]
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGUSR1)
+        time.sleep(2.0)
+        process.kill()
+        output = process.communicate()[0]
+        pytest.fail(f"the server did not exit within {patience:g} s of the signal; its stacks:\n{output}")
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("world", ["demo", "levels"])
 def test_signals_end_the_server_with_exit_0_and_no_traceback(signum: int, world: str) -> None:
@@ -65,7 +78,7 @@ def test_signals_end_the_server_with_exit_0_and_no_traceback(signum: int, world:
             if "services:" in line:
                 break
         process.send_signal(signum)
-        rest, _ = process.communicate(timeout=30)
+        rest = finish(process, 30.0)
     finally:
         process.kill()
     output = "".join(lines) + rest
@@ -89,7 +102,7 @@ def test_a_signal_at_any_moment_of_the_start_ends_it_with_exit_0(delay: float) -
     try:
         time.sleep(delay)  # not a timing assert: only where the signal lands varies
         process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=60)
+        output = finish(process, 60.0)
     finally:
         process.kill()
     assert process.returncode == 0, output
