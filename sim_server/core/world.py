@@ -37,6 +37,7 @@ from sim_server.core.plugin_api import UpdateInfo
 from sim_server.core.plugin_manager import PluginManager
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.world_file import WorldSpec, load_world_file
+from sim_server.core.yaml_parsing import expand_home
 from sim_server.core.yaml_preprocessor import YamlPreprocessor
 
 LOGGER = logging.getLogger("sim_server")
@@ -306,7 +307,7 @@ class World:
         A relative path resolves against the world file's folder (the reference's rule).
         """
         path = self.model_path(model_path)
-        relative = not Path(model_path).expanduser().is_absolute()
+        relative = not expand_home(model_path).is_absolute()
         self._check_new_model(name, namespace, pose)
         if relative and not os.path.exists(path):  # False also for paths the OS refuses (too long)
             raise ConfigError(
@@ -320,7 +321,7 @@ class World:
         world file's folder (the reference's rule); RequestError for a NUL character."""
         if "\0" in str(model_path):
             raise RequestError("model path must not contain a NUL character")
-        path = Path(model_path).expanduser()
+        path = expand_home(model_path)
         return path if path.is_absolute() else self.spec.path.parent / path
 
     def model(self, name: str) -> Model:

@@ -141,6 +141,8 @@ def parse_yaml_text(text: str, source: str, budget: ReadBudget | None = None) ->
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise _syntax_error(exc, source) from None
+    except ValueError as exc:  # a value PyYAML cannot build (an integer of more than 4,300 digits)
+        raise ConfigError(f"{source}: invalid YAML: {exc}") from None
 
 
 def _read_text(path: Path, what: str) -> str:
@@ -160,9 +162,29 @@ def load_yaml_documents(path: Path, what: str, budget: ReadBudget | None = None)
         return list(yaml.load_all(text, Loader=_StrictLoader))  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise _syntax_error(exc, str(path)) from None
+    except ValueError as exc:  # as in parse_yaml_text
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+
+
+def expand_home(value: str | Path) -> Path:
+    """``value`` with ``~`` and ``~user`` expanded; as written where there is no such home (it
+    then names a relative path, which leads to a file that does not exist, said as such)."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # "Could not determine home directory"
+        return Path(value)
+
+
+def resolved(path: Path, where: str = "") -> Path:
+    """``path`` made absolute with its links followed; ConfigError (``where`` in front) for a
+    loop of links or a path the OS refuses."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise ConfigError(f'{where}"{path}": {exc}') from None
 
 
 def resolve_path(value: str, relative_to: Path) -> Path:
     """Resolve a path from a YAML file: absolute as given, otherwise relative to that file's folder."""
-    path = Path(value).expanduser()
+    path = expand_home(value)
     return path if path.is_absolute() else relative_to.parent / path

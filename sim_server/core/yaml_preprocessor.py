@@ -34,7 +34,9 @@ from typing import Any, Callable, Mapping
 
 from sim_server.core import limits
 from sim_server.core.errors import ConfigError
-from sim_server.core.yaml_parsing import ReadBudget, load_yaml_documents, load_yaml_text, parse_yaml_text, resolve_path
+from sim_server.core.yaml_parsing import (
+    ReadBudget, load_yaml_documents, load_yaml_text, parse_yaml_text, resolve_path, resolved,
+)
 
 EVAL_PREFIX = "$eval"
 INCLUDE_PREFIX = "$include"
@@ -146,13 +148,13 @@ class YamlPreprocessor:
         """Return ``data`` (parsed from ``source``) with every directive expanded."""
         if not _chain:
             self._budget = ReadBudget()
-        chain = _chain or (source.resolve(),)
+        chain = _chain or (resolved(source),)
         return self._node(data, source, "", chain)
 
     def load_file(self, path: Path, what: str) -> Any:
         """Parse and preprocess the file at ``path``; ``what`` names it in errors ("model file")."""
         self._budget = ReadBudget()
-        return self.process(load_yaml_text(path, what, self._budget), path, (path.resolve(),))
+        return self.process(load_yaml_text(path, what, self._budget), path, (resolved(path),))
 
     def load_text(self, text: str, source: Path, what: str) -> Any:
         """Parse and preprocess YAML ``text`` (at most :data:`~sim_server.core.limits.MAX_YAML_BYTES`
@@ -162,7 +164,7 @@ class YamlPreprocessor:
         if size > limits.MAX_YAML_BYTES:
             raise ConfigError(f"{source}: {what} has {size} bytes, more than the limit of {limits.MAX_YAML_BYTES}")
         self._budget = ReadBudget()
-        return self.process(parse_yaml_text(text, str(source), self._budget), source, (source.resolve(),))
+        return self.process(parse_yaml_text(text, str(source), self._budget), source, (resolved(source),))
 
     # ------------------------------------------------------------------------------ traversal
     def _node(self, node: Any, source: Path, where: str, chain: tuple[Path, ...]) -> Any:
@@ -210,9 +212,9 @@ class YamlPreprocessor:
         if "\0" in name:
             raise ConfigError(f"{_at(source, where)}include directive names a path with a NUL character")
         path = resolve_path(name, source)
-        resolved = path.resolve()
-        if resolved in chain:
-            cycle = " -> ".join(str(p) for p in chain + (resolved,))
+        real = resolved(path, _at(source, where))
+        if real in chain:
+            cycle = " -> ".join(str(p) for p in chain + (real,))
             raise ConfigError(f'{_at(source, where)}including "{path}" makes a cycle: {cycle}')
         if len(chain) > limits.MAX_INCLUDE_DEPTH:
             raise ConfigError(
@@ -233,7 +235,7 @@ class YamlPreprocessor:
             data = load_yaml_text(path, "included file", self._budget)
         except ConfigError as exc:
             raise ConfigError(f"{_at(source, where)}{exc}") from None
-        return self._node(data, path, "", chain + (path.resolve(),))
+        return self._node(data, path, "", chain + (resolved(path),))
 
     def _splice(self, name: str, source: Path, where: str, chain: tuple[Path, ...]) -> list[Any]:
         path = self._included_path(name, source, where, chain)
@@ -241,7 +243,7 @@ class YamlPreprocessor:
             documents = load_yaml_documents(path, "included file", self._budget)
         except ConfigError as exc:
             raise ConfigError(f"{_at(source, where)}{exc}") from None
-        inner_chain = chain + (path.resolve(),)
+        inner_chain = chain + (resolved(path),)
         return [self._node(document, path, f"document {i + 1}", inner_chain) for i, document in enumerate(documents)]
 
     # ------------------------------------------------------------------------------ Lua

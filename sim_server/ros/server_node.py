@@ -274,11 +274,12 @@ class SimServerNode(Node):
                 self, new_world, lambda: self.world.time.time_ns, line_width=self.params.marker_line_width
             )
         self._after_reset()
-        self._window_wall, self._window_sim_ns = time.monotonic(), 0
 
     def _after_reset(self) -> None:
         self._publish_clock(self.world.time)  # tell sim-time followers that time went back to 0
         self.pacer.restart()
+        # The real-time factor's window starts again: sim time went back.
+        self._window_wall, self._window_sim_ns = time.monotonic(), self.world.time.time_ns
 
     @property
     def service_names(self) -> list[str]:

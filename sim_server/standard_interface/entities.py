@@ -67,16 +67,18 @@ def planar_pose(frame: str, pose: Pose, invalid: int, what: str) -> Pose2D:
     values = (position.x, position.y, position.z, q.x, q.y, q.z, q.w)
     if not all(math.isfinite(v) for v in values):
         raise Refused(invalid, f"{what} must be finite, got {values}")
-    length = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
-    if length == 0.0:
+    scale = max(abs(q.x), abs(q.y), abs(q.z), abs(q.w))
+    if scale == 0.0:
         raise Refused(invalid, f"{what}.orientation is a zero quaternion")
-    if max(abs(q.x), abs(q.y)) > PLANAR_TOLERANCE * length:
+    # Scaled by its largest component: no square overflows or underflows, whatever its length.
+    x, y, z, w = q.x / scale, q.y / scale, q.z / scale, q.w / scale
+    if max(abs(x), abs(y)) > PLANAR_TOLERANCE * math.sqrt(x * x + y * y + z * z + w * w):
         raise Refused(
             invalid,
             f"{what}.orientation ({q.x:g}, {q.y:g}, {q.z:g}, {q.w:g}) is not a rotation about z "
             "(this simulator is planar)",
         )
-    planar = Pose2D(float(position.x), float(position.y), 2.0 * math.atan2(q.z, q.w))
+    planar = Pose2D(float(position.x), float(position.y), 2.0 * math.atan2(z, w))
     try:
         check_pose(planar)
     except RequestError as exc:

@@ -72,20 +72,21 @@ class Info:
 
 def checked_info(info: EntityInfo) -> Info:
     """The Info an EntityInfo message asks for; RequestError naming the field at fault.
-    Repeated tags are kept once, in their first place."""
+    Repeated tags are kept once, in their first place (the limit counts different tags)."""
     check_category(info.category.category, "info.category")
     if len(info.description) > MAX_DESCRIPTION_CHARS:
         raise RequestError(
             f"info.description has {len(info.description)} characters, more than the limit of {MAX_DESCRIPTION_CHARS}"
         )
-    if len(info.tags) > MAX_TAGS:
-        raise RequestError(f"info.tags has {len(info.tags)} tags, more than the limit of {MAX_TAGS}")
     for index, tag in enumerate(info.tags):
         if not tag:
             raise RequestError(f"info.tags[{index}] is empty")
         if len(tag) > MAX_TAG_CHARS:
             raise RequestError(f"info.tags[{index}] has {len(tag)} characters, more than the limit of {MAX_TAG_CHARS}")
-    return Info(info.category.category, info.description, tuple(dict.fromkeys(info.tags)))
+    tags = tuple(dict.fromkeys(info.tags))
+    if len(tags) > MAX_TAGS:
+        raise RequestError(f"info.tags has {len(tags)} different tags, more than the limit of {MAX_TAGS}")
+    return Info(info.category.category, info.description, tags)
 
 
 class EntityInfos(WorldUser):

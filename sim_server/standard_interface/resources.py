@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlparse
 from sim_server.core.bounded_read import shown_path
 from sim_server.core.errors import RequestError, SimError
 from sim_server.core.world import World
+from sim_server.core.yaml_parsing import expand_home
 from sim_server.ros.services import quoted
 from sim_server.standard_interface.results import Refused
 
@@ -58,7 +59,7 @@ def source_folder(source: str, base: Path) -> tuple[Path | None, str]:
         text = unquote(parsed.path)
     if not text:
         return None, "empty"
-    path = Path(text).expanduser()
+    path = expand_home(text)
     if not path.is_absolute():
         path = base / path
     try:

@@ -72,6 +72,40 @@ def test_include_cycle_and_missing_file(tmp_path: Path) -> None:
         YamlPreprocessor().load_file(missing, "test file")
 
 
+def test_paths_that_cannot_be_followed_are_errors_naming_them(tmp_path: Path) -> None:
+    """A link loop, an unknown user's home, an integer Python will not convert: one-line
+    ConfigErrors naming the file, never another exception."""
+    (tmp_path / "loop1.yaml").symlink_to(tmp_path / "loop2.yaml")
+    (tmp_path / "loop2.yaml").symlink_to(tmp_path / "loop1.yaml")
+    for directive in ("child: $include loop1.yaml\n", "items:\n  - $[include] loop1.yaml\n"):
+        looped = write(tmp_path, "looped.yaml", directive)
+        with pytest.raises(ConfigError, match=r"looped\.yaml: .*loop1\.yaml"):
+            YamlPreprocessor().load_file(looped, "test file")
+    with pytest.raises(ConfigError, match=r"loop1\.yaml"):
+        YamlPreprocessor().load_text("a: 1\n", tmp_path / "loop1.yaml", "model")
+    homeless = write(tmp_path, "homeless.yaml", "child: $include ~no_such_user_here/a.yaml\n")
+    with pytest.raises(ConfigError, match=r'included file ".*~no_such_user_here/a\.yaml" does not exist'):
+        YamlPreprocessor().load_file(homeless, "test file")
+    for text in ("a: 1" + "0" * 5000 + "\n", "--- [1" + "0" * 5000 + "]\n"):
+        huge = write(tmp_path, "huge.yaml", text)
+        with pytest.raises(ConfigError, match=r"huge\.yaml: invalid YAML: .*4300 digits"):
+            YamlPreprocessor().load_file(huge, "test file")
+    spliced = write(tmp_path, "spliced.yaml", "items:\n  - $[include] huge.yaml\n")
+    with pytest.raises(ConfigError, match=r"4300 digits"):
+        YamlPreprocessor().load_file(spliced, "test file")
+
+
+def test_an_unknown_users_home_is_a_path_that_does_not_exist() -> None:
+    world = World.from_file(LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml")
+    try:
+        path = world.model_path("~no_such_user_here/x.model.yaml")
+        assert path == LOAD_WORLD_TESTS / "simple_test_A" / "~no_such_user_here" / "x.model.yaml"
+        with pytest.raises(ConfigError, match="does not exist"):
+            world.spawn_model("~no_such_user_here/x.model.yaml", "x")
+    finally:
+        world.close()
+
+
 def test_eval_results_read_as_yaml_scalars(tmp_path: Path) -> None:
     path = write(tmp_path, "s.yaml", 'a: $eval "12"\nb: $eval "true"\nc: $eval nil\nd: \'$eval "x: y"\'\ne: $eval 2.5\n')
     assert YamlPreprocessor().load_file(path, "t") == {"a": 12, "b": True, "c": "", "d": "x: y", "e": 2.5}

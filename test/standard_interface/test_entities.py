@@ -40,6 +40,14 @@ def test_spawn_by_path_uri_and_resource_string_then_state_and_delete(harness) ->
     assert state_of(harness, "bot").result.result == Result.RESULT_NOT_FOUND
 
 
+@pytest.mark.parametrize("q", [(0.0, 0.0, 1e-200, 1e-200), (0.0, 0.0, 1e300, 1e300), (0.0, 0.0, -2.0, -2.0)])
+def test_quaternions_of_any_length_about_z_are_their_yaw(harness, q) -> None:
+    done = spawn(harness, name="turned", resource_string=DISC, initial_pose=pose(q=q))
+    assert done.result.result == Result.RESULT_OK, done.result
+    assert math.remainder(harness.server.world.models["turned"].pose.theta - math.pi / 2, 2 * math.pi) == pytest.approx(0.0, abs=1e-6)
+    harness.server.world.delete_model("turned")
+
+
 def test_renaming(harness) -> None:
     world = harness.server.world
     names = [spawn(harness, name="twin", resource_string=DISC, allow_renaming=True).entity_name for _ in range(3)]
@@ -72,6 +80,11 @@ def test_renaming(harness) -> None:
         ({"name": "n", "resource_string": DISC, "initial_pose": pose(math.nan)}, CODES.INVALID_POSE, "finite"),
         ({"name": "n", "resource_string": DISC, "initial_pose": pose(q=(0.0, 0.0, 0.0, 0.0))}, CODES.INVALID_POSE, "zero"),
         ({"name": "n", "resource_string": DISC, "initial_pose": pose(q=(0.3, 0.0, 0.0, 0.95))}, CODES.INVALID_POSE, "about z"),
+        # Huge and tiny quaternions: their squares overflow or underflow, their directions do not.
+        ({"name": "n", "resource_string": DISC, "initial_pose": pose(q=(1e300, 0.0, 0.0, 1e300))}, CODES.INVALID_POSE, "about z"),
+        ({"name": "n", "resource_string": DISC, "initial_pose": pose(q=(1e154, 0.0, 0.0, 1e154))}, CODES.INVALID_POSE, "about z"),
+        ({"name": "n", "resource_string": DISC, "initial_pose": pose(q=(1e-200, 0.0, 0.0, 1e-200))}, CODES.INVALID_POSE, "about z"),
+        ({"name": "n", "resource_string": DISC, "initial_pose": pose(q=(0.0, 1e308, 0.0, 1.0))}, CODES.INVALID_POSE, "about z"),
         ({"name": "n", "resource_string": DISC, "initial_pose": pose(1e12)}, CODES.INVALID_POSE, "within"),
     ],
 )

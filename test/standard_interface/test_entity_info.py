@@ -45,6 +45,8 @@ def test_set_info_replaces_it_for_that_entity_only(harness) -> None:
     got = info(harness, "crate").info
     assert got.category.category == EntityCategory.CATEGORY_HUMAN and got.description == "a person, for the planner"
     assert list(got.tags) == ["walker", "a"]  # repeats kept once
+    many = set_info(harness, "crate", tags=["a"] * 1000 + ["b"])  # the limit counts different tags
+    assert many.result == Result.RESULT_OK and list(info(harness, "crate").info.tags) == ["a", "b"]
     assert set_info(harness, "crate", EntityCategory.CATEGORY_OBJECT).result == Result.RESULT_OK  # replaces all
     got = info(harness, "crate").info
     assert (got.category.category, got.description, list(got.tags)) == (EntityCategory.CATEGORY_OBJECT, "", [])
@@ -68,7 +70,7 @@ def test_set_info_refusals_name_the_field_and_change_nothing(harness) -> None:
         ({"category": int(c)}, "info.category") for c in rng.choice(bad_categories, 12, replace=False)
     ] + [
         ({"description": "d" * (MAX_DESCRIPTION_CHARS + 1)}, "info.description"),
-        ({"tags": ["t"] * (MAX_TAGS + 1)}, "info.tags has"),
+        ({"tags": [f"t{i}" for i in range(MAX_TAGS + 1)]}, f"{MAX_TAGS + 1} different tags"),
         ({"tags": ["ok", ""]}, "info.tags[1] is empty"),
         ({"tags": ["x" * (MAX_TAG_CHARS + 1)]}, "info.tags[0]"),
     ]
