@@ -163,7 +163,10 @@ class World:
                     raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
             # The world's description stays as it is until close(): keep the cyclic garbage
             # collector from walking it on every full collection (with 10,000 models in levels, a
-            # pause of about 50 ms every few seconds of streaming). close() hands it back.
+            # pause of about 50 ms every few seconds of streaming). close() hands it back. Garbage
+            # is collected first, or a world closed before (cycles only a full collection frees)
+            # would be frozen too, and with one world loaded after another never go.
+            gc.collect()
             gc.freeze()
             if any(world.levels.owns_model(entry.name) for entry in spec.models):
                 # Models that levels bring in arrive inside a step: a laser among them must not

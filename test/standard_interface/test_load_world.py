@@ -87,6 +87,14 @@ def test_loading_again_and_again_leaves_nothing_behind(harness) -> None:
         assert load(harness, uri=str(WORLD)).result.result == Result.RESULT_OK
     assert node_entities(harness) == before
     assert not any("scout" in frame or "hauler" in frame for frame in existing_broadcaster(harness.server).claimed_frames)
+    # Nor do the worlds themselves stay: at most the last one replaced awaits the collector.
+    import weakref
+
+    replaced = []
+    for _ in range(5):
+        replaced.append(weakref.ref(harness.server.world))
+        assert load(harness, uri=str(TUNNEL)).result.result == Result.RESULT_OK
+    assert sum(ref() is not None for ref in replaced) <= 1
 
 
 def bad_worlds() -> list[Path]:
