@@ -152,5 +152,10 @@ MAX_INCLUDED_FILES = 10_000
 LUA_INSTRUCTION_BUDGET = 10_000_000
 #: Memory of the Lua state of one ``$eval`` (bytes).
 LUA_MEMORY_BYTES = 64 * 1024 * 1024
+#: Processor seconds of one ``$eval``: its C functions (``string.upper`` of 10 MB, say) cost
+#: time the instruction budget does not see.
+LUA_SECONDS = 1.0
+#: Processor seconds of all ``$eval`` of one load (a file and what it includes) together.
+EVAL_SECONDS_PER_LOAD = 10.0
 #: Characters of one ``$eval`` result string.
 MAX_EVAL_RESULT_CHARS = 1_000_000

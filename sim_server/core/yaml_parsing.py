@@ -69,11 +69,13 @@ class ReadBudget:
     Attributes:
         nodes: YAML nodes (aliases expanded) left for the rest of the load.
         files: included files left.
+        eval_seconds: processor seconds left for ``$eval``.
     """
 
     def __init__(self) -> None:
         self.nodes = limits.MAX_YAML_NODES
         self.files = limits.MAX_INCLUDED_FILES
+        self.eval_seconds = limits.EVAL_SECONDS_PER_LOAD
 
 
 def _structure_error(event: yaml.Event, source: str, message: str) -> ConfigError:

@@ -20,8 +20,10 @@ reference: ``"12"`` reads as a number, ``"true"`` as a boolean, other text as a 
 Lua runs in a sandbox: the ``string``, ``table``, ``math`` and ``utf8`` libraries, the base
 functions that neither load code nor catch errors, and ``os.time``/``os.clock``/``os.date``/
 ``os.getenv``; no files, processes, modules or Python objects. Each ``$eval`` may run
-:data:`~sim_server.core.limits.LUA_INSTRUCTION_BUDGET` instructions and use
-:data:`~sim_server.core.limits.LUA_MEMORY_BYTES`; includes nest at most
+:data:`~sim_server.core.limits.LUA_INSTRUCTION_BUDGET` instructions, use
+:data:`~sim_server.core.limits.LUA_MEMORY_BYTES` and take
+:data:`~sim_server.core.limits.LUA_SECONDS` of processor time, and all of one load's together
+:data:`~sim_server.core.limits.EVAL_SECONDS_PER_LOAD`; includes nest at most
 :data:`~sim_server.core.limits.MAX_INCLUDE_DEPTH` deep and one load reads at most
 :data:`~sim_server.core.limits.MAX_INCLUDED_FILES` included files.
 """
@@ -29,6 +31,7 @@ functions that neither load code nor catch errors, and ``os.time``/``os.clock``/
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -82,16 +85,24 @@ MAX_PATTERN_REPETITIONS = 1
 # (io, os.execute/exit/remove, require, load, dofile, debug, coroutine, pcall, string.dump, the
 # ``python`` module of lupa) is removed before the user's code runs. pcall and coroutines go
 # because either would escape the instruction budget (a hook is per coroutine, an error can be
-# caught). The budget hook counts in slices of _HOOK_SLICE instructions.
+# caught). The budget hook counts in slices of _HOOK_SLICE instructions, and at every function
+# call (C functions included, whose time no instruction count sees) checks the processor time
+# against the deadline __sim_seconds from now.
 _HOOK_SLICE = 10_000
 _BUDGET_EXCEEDED = "__sim_budget_exceeded"
+_TIME_EXCEEDED = "__sim_time_exceeded"
 _LUA_SANDBOX = f"""
-local sethook, error = debug.sethook, error
+local sethook, error, clock = debug.sethook, error, os.clock
 local slices, allowed = 0, {limits.LUA_INSTRUCTION_BUDGET // _HOOK_SLICE}
-sethook(function()
-  slices = slices + 1
-  if slices > allowed then error("{_BUDGET_EXCEEDED}", 0) end
-end, "", {_HOOK_SLICE})
+local deadline = clock() + __sim_seconds
+__sim_seconds = nil
+sethook(function(event)
+  if event == "count" then
+    slices = slices + 1
+    if slices > allowed then error("{_BUDGET_EXCEEDED}", 0) end
+  end
+  if clock() > deadline then error("{_TIME_EXCEEDED}", 0) end
+end, "c", {_HOOK_SLICE})
 local keep_os = {{time = os.time, clock = os.clock, date = os.date, getenv = os.getenv, difftime = os.difftime}}
 for _, name in ipairs({{"io", "package", "require", "dofile", "loadfile", "load", "debug", "coroutine",
                         "pcall", "xpcall", "collectgarbage", "python", "rawset", "rawget", "rawequal",
@@ -265,6 +276,7 @@ class YamlPreprocessor:
         runtime.globals()["__sim_param"] = self._lookup_param
         runtime.globals()["__sim_check_pattern"] = _check_pattern
         runtime.execute(_LUA_BINDINGS)
+        runtime.globals()["__sim_seconds"] = min(limits.LUA_SECONDS, max(0.0, self._budget.eval_seconds))
         runtime.execute(_LUA_SANDBOX)
         return runtime
 
@@ -279,6 +291,18 @@ class YamlPreprocessor:
 
     def _eval(self, code: str, source: Path, where: str) -> Any:
         expression = code if "return " in code else "return " + code
+        if self._budget.eval_seconds <= 0.0:
+            raise ConfigError(
+                f'{_at(source, where)}$eval "{_short(code)}": the $eval of this load took more than the limit of '
+                f"{limits.EVAL_SECONDS_PER_LOAD:g} s of processor time together"
+            )
+        started = time.process_time()
+        try:
+            return self._run_eval(expression, code, source, where)
+        finally:
+            self._budget.eval_seconds -= time.process_time() - started
+
+    def _run_eval(self, expression: str, code: str, source: Path, where: str) -> Any:
         runtime = self._runtime()
         try:
             result = runtime.execute(expression)
@@ -286,6 +310,12 @@ class YamlPreprocessor:
             message = " ".join(str(exc).split())
             if _BUDGET_EXCEEDED in message:
                 message = f"ran more than the limit of {limits.LUA_INSTRUCTION_BUDGET} Lua instructions"
+            elif _TIME_EXCEEDED in message:
+                message = (
+                    f"took more than the limit of {limits.LUA_SECONDS:g} s of processor time"
+                    if self._budget.eval_seconds > limits.LUA_SECONDS
+                    else f"took the rest of this load's {limits.EVAL_SECONDS_PER_LOAD:g} s of processor time for $eval"
+                )
             elif type(exc).__name__ == "LuaMemoryError" or "not enough memory" in message:
                 message = f"used more than the limit of {limits.LUA_MEMORY_BYTES // (1024 * 1024)} MiB of Lua memory"
             raise ConfigError(f'{_at(source, where)}$eval "{_short(code)}" failed: {message}') from None

@@ -106,6 +106,28 @@ def test_an_unknown_users_home_is_a_path_that_does_not_exist() -> None:
         world.close()
 
 
+def test_eval_time_is_bounded_per_eval_and_per_load(tmp_path: Path, monkeypatch) -> None:
+    """Time in Lua's C functions (upper-casing megabytes) escapes the instruction count; the
+    processor-time limits bound it, per $eval and for all of a load's together."""
+    from sim_server.core import limits
+
+    monkeypatch.setattr(limits, "LUA_SECONDS", 0.3)
+    monkeypatch.setattr(limits, "EVAL_SECONDS_PER_LOAD", 0.5)
+    slow = "local s = string.rep('x', 1e7) local n = 0 for i = 1, 1000000 do n = n + s:upper():len() end return n"
+    one = write(tmp_path, "one.yaml", f"a: $eval {slow}\n")
+    with pytest.raises(ConfigError, match=r"one\.yaml: a: \$eval .* took more than the limit of 0\.3 s of processor time"):
+        YamlPreprocessor().load_file(one, "test file")
+    # Each below the per-eval limit, together over the load's.
+    busy = "local s = string.rep('x', 1e6) local n = 0 for i = 1, 30 do n = n + s:upper():len() end return n"
+    many = write(tmp_path, "many.yaml", "".join(f"k{i}: $eval {busy}\n" for i in range(40)))
+    with pytest.raises(ConfigError, match=r"many\.yaml: k\d+: \$eval .*(rest of this load's 0\.5 s|together)") as caught:
+        YamlPreprocessor().load_file(many, "test file")
+    assert "k0:" not in str(caught.value)  # the first ones were within the limits
+    # A fresh load has its whole budget again, and quick evals are untouched.
+    quick = write(tmp_path, "quick.yaml", "".join(f"k{i}: $eval {i} + 1\n" for i in range(200)))
+    assert YamlPreprocessor().load_file(quick, "test file")["k199"] == 200
+
+
 def test_eval_results_read_as_yaml_scalars(tmp_path: Path) -> None:
     path = write(tmp_path, "s.yaml", 'a: $eval "12"\nb: $eval "true"\nc: $eval nil\nd: \'$eval "x: y"\'\ne: $eval 2.5\n')
     assert YamlPreprocessor().load_file(path, "t") == {"a": 12, "b": True, "c": "", "d": "x: y", "e": 2.5}
