@@ -115,6 +115,10 @@ THRESHOLD = Range(0.0, 1.0)
 DYNAMICS_LIMIT = Range(0.0, 1.0e6)
 #: Steps of one step_world request.
 MAX_STEPS_PER_REQUEST = 10_000_000
+#: Pairs of footprints (bounding boxes) a spawned or moved model may overlap with other models'
+#: (not with layers): every pair is a contact Box2D handles on every step, and a pile of a
+#: thousand robots in one place made one step take a minute.
+MAX_OVERLAPPING_FOOTPRINTS = 256
 #: Seeds of the noise sources (ROS integer parameters are int64; numpy takes them >= 0).
 SEED = Range(-1, 2**63 - 1)
 

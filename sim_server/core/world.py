@@ -270,11 +270,15 @@ class World:
         Raises:
             EntityError: a model called ``name`` exists already, or the name is empty.
             ConfigError: the spec names layers this world does not have.
+            RequestError: a spawned model would overlap too many footprints (see
+                :meth:`_check_crowding`; the world file's models are not checked).
         """
         self._check_new_model(name, namespace, pose)
         model = Model.build(self.physics, self.collision_filter, name, namespace, spec, pose)
         model.from_world_file = from_world_file
         try:
+            if not from_world_file:
+                self._check_crowding(model)
             self.plugins.load_model_plugins(model)
         except BaseException:
             with self.plugins.removing(body.physics_body for body in model.bodies.values()):
@@ -347,11 +351,48 @@ class World:
             model.destroy()
 
     def move_model(self, name: str, pose: Pose2D) -> None:
-        """Put the model's first body at ``pose``, carrying the others rigidly."""
+        """Put the model's first body at ``pose``, carrying the others rigidly (RequestError,
+        and the model stays, where it would overlap too many footprints)."""
         model = self.model(name)
         check_pose(pose)
-        model.set_pose(pose)
+        self._place(model, lambda: model.set_pose(pose))
         self._notify_moved(model)
+
+    def _place(self, model: Model, place: Callable[[], None]) -> None:
+        """Run ``place``, which moves ``model``; where the model then overlaps too many
+        footprints, put it back as it was (poses, velocities) and raise RequestError."""
+        bodies = [body.physics_body for body in model.bodies.values()]
+        saved = [
+            (tuple(b.position), b.angle, tuple(b.linearVelocity), b.angularVelocity, b.awake) for b in bodies
+        ]
+        place()
+        try:
+            self._check_crowding(model)
+        except RequestError:
+            for body, (position, angle, linear, angular, awake) in zip(bodies, saved):
+                body.transform = (position, angle)
+                body.linearVelocity = linear
+                body.angularVelocity = angular
+                body.awake = awake
+            raise
+
+    def _check_crowding(self, model: Model) -> None:
+        """RequestError when the footprints of ``model``, where it is, overlap (bounding boxes)
+        more than :data:`~limits.MAX_OVERLAPPING_FOOTPRINTS` of other models' in pairs that make
+        contacts (not static with static); layers do not count."""
+        counter = _OverlapCounter(model)
+        for body in model.bodies.values():
+            physics = body.physics_body
+            counter.static = physics.type == b2.staticBody
+            for fixture in physics.fixtures:
+                self.physics.QueryAABB(counter, fixture.GetAABB(0))
+        if counter.count > limits.MAX_OVERLAPPING_FOOTPRINTS:
+            x, y = model.first_body.physics_body.position
+            raise RequestError(
+                f'model "{model.name}" would overlap other models\' footprints in {counter.count} pairs at '
+                f"({x:g}, {y:g}), more than the limit of {limits.MAX_OVERLAPPING_FOOTPRINTS} (a pile of bodies "
+                "slows every step): choose a freer place"
+            )
 
     def _notify_moved(self, model: Model) -> None:
         for listener in list(self._listeners):
@@ -368,8 +409,12 @@ class World:
                 f"twist ({vx:g}, {vy:g}, {wz:g}) must be finite, linear within +-{limits.SPEED.high:g} m/s and "
                 f"angular within +-{limits.ANGULAR_SPEED.high:g} rad/s"
             )
-        model.set_pose(pose)
-        model.set_twist(vx, vy, wz)
+
+        def place() -> None:
+            model.set_pose(pose)
+            model.set_twist(vx, vy, wz)
+
+        self._place(model, place)
         self._notify_moved(model)
 
     def set_joint_motor(self, model_name: str, joint_name: str, enable: bool, speed: float, max_torque: float) -> None:
@@ -464,6 +509,25 @@ class World:
                 layer.destroy()
         self.layers.clear()
         gc.unfreeze()
+
+
+class _OverlapCounter(b2.queryCallback):
+    """Counts the footprints of models other than ``model`` whose bounding boxes a query meets
+    (Box2D's broad phase), skipping static ones while ``static`` (a static body's footprint is
+    being asked about)."""
+
+    def __init__(self, model: Model) -> None:
+        super().__init__()
+        self.model = model
+        self.static = False
+        self.count = 0
+
+    def ReportFixture(self, fixture: b2.fixture) -> bool:  # noqa: N802 (Box2D's name)
+        entity = getattr(fixture.body.userData, "entity", None)
+        if isinstance(entity, Model) and entity is not self.model:
+            if not (self.static and fixture.body.type == b2.staticBody):
+                self.count += 1
+        return True
 
 
 def check_pose(pose: Pose2D) -> None:

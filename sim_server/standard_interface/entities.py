@@ -164,6 +164,8 @@ class EntityServices(WorldUser):
                 model = self._world.add_model(spec, chosen, namespace, pose)
             except ConfigError as exc:  # a plugin's configuration, the layers it names
                 raise Refused(SPAWN_CODES.RESOURCE_PARSE_ERROR, str(exc)) from None
+            except RequestError as exc:  # a place too crowded
+                raise Refused(SPAWN_CODES.INVALID_POSE, str(exc)) from None
             spawned[0] = model.name
 
         answer(result, spawn, f"spawn {quoted(name)}")

@@ -195,3 +195,27 @@ def test_worlds_loaded_one_after_another_do_not_pile_up() -> None:
         world.close()
         del world
     assert sum(ref() is not None for ref in gone[:-1]) == 0
+
+
+def test_a_pile_of_spawned_models_is_refused(world: World) -> None:
+    """Spawning one model onto another again and again stops (a clear RequestError, nothing
+    made) before the pile's contacts slow every step; moving one onto the pile is refused and
+    leaves it where it was."""
+    spawned = 0
+    with pytest.raises(RequestError, match=r'model "pile_\d+" would overlap .* more than the limit of 256'):
+        for number in range(1000):
+            world.spawn_model(SIMPLE / "turtlebot.model.yaml", f"pile_{number}", f"pile_{number}", Pose2D(20.0, 20.0, 0.0))
+            spawned += 1
+    assert 2 <= spawned < 40 and f"pile_{spawned}" not in world.models
+    world.spawn_model(SIMPLE / "turtlebot.model.yaml", "free", "free", Pose2D(-20.0, -20.0, 0.0))
+    body = world.models["free"].first_body.physics_body
+    body.linearVelocity = (0.5, 0.25)
+    before = (tuple(body.position), body.angle, tuple(body.linearVelocity))
+    with pytest.raises(RequestError, match="free"):
+        world.move_model("free", Pose2D(20.0, 20.0, 1.0))
+    assert (tuple(body.position), body.angle, tuple(body.linearVelocity)) == before
+    with pytest.raises(RequestError, match="free"):
+        world.set_model_state("free", Pose2D(20.0, 20.0, 1.0), 0.0, 0.0, 0.0)
+    assert (tuple(body.position), body.angle, tuple(body.linearVelocity)) == before
+    world.move_model("free", Pose2D(-25.0, -20.0, 0.0))  # a free place is fine
+    world.step(2)

@@ -240,3 +240,16 @@ def test_entity_bounds(harness) -> None:
     missing = harness.call(GetEntityBounds, "/sim_server/get_entity_bounds", GetEntityBounds.Request(entity="ghost"))
     assert missing.result.result == Result.RESULT_NOT_FOUND
     harness.server.world.delete_model("boxy")
+
+
+def test_spawning_onto_a_pile_is_an_invalid_pose(harness) -> None:
+    world = harness.server.world
+    before = set(world.models)
+    codes = [
+        spawn(harness, name="", allow_renaming=True, uri="turtlebot.model.yaml", initial_pose=pose(30.0, 30.0)).result
+        for _ in range(40)
+    ]
+    refused = [code for code in codes if code.result != Result.RESULT_OK]
+    assert refused and all(c.result == CODES.INVALID_POSE and "more than the limit of 256" in c.error_message for c in refused)
+    for name in set(world.models) - before:
+        world.delete_model(name)
