@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Iterator
 
 from Box2D import b2
 
@@ -213,6 +214,19 @@ class Model:
             physics_body.linearVelocity = (vx - wz * ry, vy + wz * rx)
             physics_body.angularVelocity = wz
             physics_body.awake = True
+
+    def world_footprints(self) -> Iterator[tuple[ModelBody, tuple[float, float, float] | list[tuple[float, float]]]]:
+        """Every footprint of the model where it is now, with its body: a circle as its centre
+        and radius, ``(x, y, r)``, a polygon as its corners ``[(x, y), ...]`` (m, world frame)."""
+        for body in self.bodies.values():
+            physics = body.physics_body
+            for fixture in physics.fixtures:
+                shape = fixture.shape
+                if isinstance(shape, b2.circleShape):
+                    x, y = physics.GetWorldPoint(shape.pos)
+                    yield body, (float(x), float(y), float(shape.radius))
+                else:
+                    yield body, [(float(x), float(y)) for x, y in (physics.GetWorldPoint(v) for v in shape.vertices)]
 
     def restore(self) -> None:
         """Put every body back where :meth:`build` made it (relative to :attr:`initial_pose`),

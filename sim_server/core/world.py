@@ -20,6 +20,7 @@ from time import time as wall_clock
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
+import numpy as np
 from Box2D import b2
 
 from sim_server.core import limits, raycast
@@ -107,6 +108,8 @@ class World:
         self._listeners: list[WorldListener] = []
         self._file_models: dict[Path, ModelSpec] = {}
         self.plugins = PluginManager(self)
+        #: Draws the world's pictures (made on the first :meth:`render`).
+        self._renderer: Any = None
         self.before_step_hooks: list[StepHook] = [self.plugins.before_physics_step]
         self.after_step_hooks: list[StepHook] = [self.plugins.after_physics_step]
 
@@ -498,6 +501,16 @@ class World:
     def all_models(self) -> Iterable[Model]:
         """The models in the order they were added."""
         return self.models.values()
+
+    def render(self, view: Any = None, pixels: int = 512) -> np.ndarray:
+        """A picture of the world now: an (height, width, 3) uint8 RGB array of ``view`` (a
+        :class:`sim_server.rendering.View`), or by default of everything, ``pixels`` on the
+        longer side, north up (see :mod:`sim_server.rendering.renderer`)."""
+        from sim_server.rendering import Renderer, View
+
+        if self._renderer is None:
+            self._renderer = Renderer(self)
+        return self._renderer.render(view if view is not None else View.fit(self, pixels))
 
     def close(self) -> None:
         """Remove every model (telling the listeners) and layer."""

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import re2
-from Box2D import b2
 from rclpy.node import Node
 from simulation_interfaces.msg import Bounds, EntityFilters, Result
 from simulation_interfaces.srv import GetEntities, GetEntitiesStates
@@ -114,17 +113,10 @@ def bounds_region(bounds: Bounds) -> tuple[bool, Region | None]:
 
 def footprint_regions(model: Model) -> list[Region]:
     """Every footprint of ``model`` in the world frame; its bodies' origins when it has none."""
-    regions: list[Region] = []
-    for body in model.bodies.values():
-        physics = body.physics_body
-        for fixture in physics.fixtures:
-            shape = fixture.shape
-            if isinstance(shape, b2.circleShape):
-                x, y = physics.GetWorldPoint(shape.pos)
-                regions.append(Disc(float(x), float(y), float(shape.radius)))
-            else:
-                points = tuple((float(x), float(y)) for x, y in (physics.GetWorldPoint(v) for v in shape.vertices))
-                regions.append(ConvexPolygon(points))
+    regions: list[Region] = [
+        Disc(*outline) if isinstance(outline, tuple) else ConvexPolygon(tuple(outline))
+        for _, outline in model.world_footprints()
+    ]
     if not regions:
         for body in model.bodies.values():
             x, y = body.physics_body.position

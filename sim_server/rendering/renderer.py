@@ -1,0 +1,211 @@
+"""Pictures of a world: its layers' walls and its models' footprints, seen from above, as an RGB
+array, with no display and no GPU.
+
+A :class:`View` says what to show: a rectangle of the world (centre and size in metres, its axes
+turned by ``yaw`` from the world's) on an image of so many pixels: image right is the view's +x,
+image up its +y, so at yaw 0 east (+x) is right and north (+y) up (REP 103). The colours are the files' own, as RViz shows them: walls in their
+layer's colour, bodies filled in their colour (its alpha blended) and outlined opaque, on RViz's
+dark grey.
+
+Walls are drawn with NumPy (every segment sampled at half-pixel steps, all at once), footprints
+with Pillow. A :class:`Renderer` keeps the walls of its last view and draws only the models again
+while neither the view nor the loaded walls change (a fixed view, as in a recording).
+
+No rclpy here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+if TYPE_CHECKING:
+    from sim_server.core.world import World
+
+#: The background: RViz's default.
+BACKGROUND = (48, 48, 48)
+#: Most pixels of an image side (a 16k x 16k image is 768 MiB).
+MAX_PIXELS_SIDE = 16_384
+#: Wall samples per pixel of length (two: no gaps at any slope).
+SAMPLES_PER_PIXEL = 2.0
+#: The margin around everything that :meth:`View.fit` leaves (a share of the larger side).
+FIT_MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class View:
+    """What a picture shows.
+
+    Attributes:
+        x, y: centre of the view in the world (m).
+        width, height: size of the view (m, > 0).
+        pixels_x, pixels_y: size of the image (1 to :data:`MAX_PIXELS_SIDE`).
+        yaw: the angle (rad) of the view's axes from the world's: at yaw 0 north is up; to show a
+            body's heading up, use the body's yaw minus pi/2.
+    """
+
+    x: float = 0.0
+    y: float = 0.0
+    width: float = 20.0
+    height: float = 20.0
+    pixels_x: int = 256
+    pixels_y: int = 256
+    yaw: float = 0.0
+
+    def __post_init__(self) -> None:
+        numbers = (self.x, self.y, self.width, self.height, self.yaw)
+        if not all(math.isfinite(v) for v in numbers) or self.width <= 0.0 or self.height <= 0.0:
+            raise ValueError(f"a view needs a finite centre and yaw and a size > 0, got {self}")
+        for side in (self.pixels_x, self.pixels_y):
+            if not isinstance(side, int) or not 1 <= side <= MAX_PIXELS_SIDE:
+                raise ValueError(f"a view's image sides must be whole numbers from 1 to {MAX_PIXELS_SIDE}, got {side}")
+
+    @classmethod
+    def fit(cls, world: "World", pixels: int = 512) -> "View":
+        """A north-up view of everything loaded (walls and models), ``pixels`` on its longer side."""
+        boxes = [_edges_box(world_edges(layer)) for layer in world.layers]
+        boxes += [_box(_model_points(model)) for model in world.all_models()]
+        boxes = [box for box in boxes if box is not None]
+        if not boxes:
+            return cls(pixels_x=pixels, pixels_y=pixels)
+        low_x = min(b[0] for b in boxes)
+        low_y = min(b[1] for b in boxes)
+        high_x = max(b[2] for b in boxes)
+        high_y = max(b[3] for b in boxes)
+        margin = FIT_MARGIN * max(high_x - low_x, high_y - low_y, 1.0)
+        width, height = high_x - low_x + 2 * margin, high_y - low_y + 2 * margin
+        scale = pixels / max(width, height)
+        return cls(
+            (low_x + high_x) / 2, (low_y + high_y) / 2, width, height,
+            max(1, round(width * scale)), max(1, round(height * scale)),
+        )
+
+    def to_pixels(self, points: np.ndarray) -> np.ndarray:
+        """(N, 2) world points (m) as (N, 2) pixel coordinates (column, row; floats)."""
+        cos, sin = math.cos(self.yaw), math.sin(self.yaw)
+        dx, dy = points[:, 0] - self.x, points[:, 1] - self.y
+        right = dx * cos + dy * sin  # along the view's x axis
+        up = -dx * sin + dy * cos  # along its y axis
+        column = (right / self.width + 0.5) * self.pixels_x
+        row = (0.5 - up / self.height) * self.pixels_y
+        return np.column_stack((column, row))
+
+
+def world_edges(layer) -> np.ndarray:
+    """The loaded walls of ``layer`` as (N, 4) segments in the world frame (m)."""
+    edges = layer.loaded_edges()
+    if len(edges) == 0:
+        return edges
+    origin = layer.origin
+    cos, sin = math.cos(origin.theta), math.sin(origin.theta)
+    result = np.empty_like(edges, dtype=float)
+    for column in (0, 2):
+        x, y = edges[:, column], edges[:, column + 1]
+        result[:, column] = origin.x + cos * x - sin * y
+        result[:, column + 1] = origin.y + sin * x + cos * y
+    return result
+
+
+class Renderer:
+    """Draws ``world`` (see the module's docstring)."""
+
+    def __init__(self, world: "World") -> None:
+        self.world = world
+        self._walls_key: tuple | None = None
+        self._walls: np.ndarray | None = None
+
+    def render(self, view: View) -> np.ndarray:
+        """The picture of the world now, as a (pixels_y, pixels_x, 3) uint8 array."""
+        walls = self._wall_picture(view)
+        image = Image.fromarray(walls)
+        draw = ImageDraw.Draw(image, "RGBA")
+        for model in self.world.all_models():
+            _draw_model(draw, view, model)
+        return np.asarray(image)
+
+    def _wall_picture(self, view: View) -> np.ndarray:
+        key = (view, self.world.static_geometry_version, id(self.world))
+        if key != self._walls_key or self._walls is None:
+            canvas = np.empty((view.pixels_y, view.pixels_x, 3), dtype=np.uint8)
+            canvas[:] = BACKGROUND
+            for layer in self.world.layers:
+                _draw_segments(canvas, view, world_edges(layer), layer.spec.color)
+            canvas.flags.writeable = False
+            self._walls, self._walls_key = canvas, key
+        return self._walls
+
+
+def _rgba(color: Iterable[float], alpha: float | None = None) -> tuple[int, int, int, int]:
+    r, g, b, a = color
+    return tuple(int(round(255 * min(1.0, max(0.0, c)))) for c in (r, g, b, a if alpha is None else alpha))  # type: ignore[return-value]
+
+
+def _draw_segments(canvas: np.ndarray, view: View, edges: np.ndarray, color: Iterable[float]) -> None:
+    """Draw (N, 4) world segments on ``canvas``, blending ``color`` (RGBA, 0 to 1) over it."""
+    if len(edges) == 0:
+        return
+    start = view.to_pixels(edges[:, :2])
+    end = view.to_pixels(edges[:, 2:])
+    height, width = canvas.shape[:2]
+    # Only segments whose box meets the image (a big map seen through a small window).
+    low = np.minimum(start, end)
+    high = np.maximum(start, end)
+    seen = (high[:, 0] >= 0) & (low[:, 0] < width) & (high[:, 1] >= 0) & (low[:, 1] < height)
+    start, end = start[seen], end[seen]
+    if len(start) == 0:
+        return
+    lengths = np.hypot(*(end - start).T)
+    counts = np.minimum(np.ceil(lengths * SAMPLES_PER_PIXEL).astype(np.int64) + 1, 4 * (width + height))
+    index = np.repeat(np.arange(len(start)), counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    t = (np.arange(counts.sum()) - first) / np.maximum(np.repeat(counts, counts) - 1, 1)
+    points = start[index] + (end - start)[index] * t[:, None]
+    columns = np.floor(points[:, 0]).astype(np.int64)
+    rows = np.floor(points[:, 1]).astype(np.int64)
+    inside = (columns >= 0) & (columns < width) & (rows >= 0) & (rows < height)
+    rows, columns = rows[inside], columns[inside]
+    r, g, b, a = _rgba(color)
+    paint = np.array((r, g, b), dtype=np.float32)
+    alpha = a / 255.0
+    pixels = canvas[rows, columns].astype(np.float32)
+    canvas[rows, columns] = np.round(pixels * (1.0 - alpha) + paint * alpha).astype(np.uint8)
+
+
+def _model_points(model) -> np.ndarray:
+    points = []
+    for _, outline in model.world_footprints():
+        if isinstance(outline, tuple):
+            x, y, radius = outline
+            points += [(x - radius, y - radius), (x + radius, y + radius)]
+        else:
+            points += outline
+    return np.array(points, dtype=float).reshape(-1, 2)
+
+
+def _box(points: np.ndarray) -> tuple[float, float, float, float] | None:
+    if len(points) == 0:
+        return None
+    return float(points[:, 0].min()), float(points[:, 1].min()), float(points[:, 0].max()), float(points[:, 1].max())
+
+
+def _edges_box(edges: np.ndarray) -> tuple[float, float, float, float] | None:
+    return _box(edges.reshape(-1, 2)) if len(edges) else None
+
+
+def _draw_model(draw: ImageDraw.ImageDraw, view: View, model) -> None:
+    scale_x, scale_y = view.pixels_x / view.width, view.pixels_y / view.height
+    for body, outline in model.world_footprints():
+        fill = _rgba(body.spec.color)
+        line = _rgba(body.spec.color, alpha=1.0)
+        if isinstance(outline, tuple):
+            x, y, radius = outline
+            (column, row), = view.to_pixels(np.array([[x, y]]))
+            rx, ry = radius * scale_x, radius * scale_y
+            draw.ellipse((column - rx, row - ry, column + rx, row + ry), fill=fill, outline=line)
+        else:
+            corners = [tuple(p) for p in view.to_pixels(np.array(outline))]
+            draw.polygon(corners, fill=fill, outline=line)
