@@ -28,15 +28,10 @@ class LevelsInterface(WorldUser):
     def __init__(self, node: Node, world: World) -> None:
         self._node = node
         self._world = world
-        self._service = node.create_service(SetPerformer, "set_performer", self._set_performer)
+        self._services = [node.create_service(SetPerformer, "set_performer", self._set_performer)]
         self._publisher = node.create_publisher(Levels, "~/levels", LATCHED_QOS)
         world.levels.listeners.append(self._on_levels_changed)
         self.publish()
-
-    @property
-    def names(self) -> list[str]:
-        """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(self._service.srv_name)]
 
     def publish(self) -> None:
         """Publish the loaded levels."""

@@ -67,11 +67,6 @@ class WorldServices(WorldUser):
             node.create_service(Empty, "toggle_pause", self._toggle_pause),
         ]
 
-    @property
-    def names(self) -> list[str]:
-        """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
-
     def _spawn_model(self, request: SpawnModel.Request, response: SpawnModel.Response) -> SpawnModel.Response:
         def spawn() -> str:
             self.check_world_loaded()

@@ -98,11 +98,6 @@ class StateDatapacks(WorldUser):
         if self._publishers is not None:
             world.after_step_hooks.append(self.publish)
 
-    @property
-    def names(self) -> list[str]:
-        """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
-
     def publish(self, time: TimeKeeper) -> None:
         """Publish every datapack (an after-step hook, at the configured rate)."""
         if self._publishers is None or not self._timer.check(time):

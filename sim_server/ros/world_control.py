@@ -84,11 +84,6 @@ class WorldControl(WorldUser):
         self._window_sim_ns = 0
         self._queued: deque[_StepRequest] = deque()
 
-    @property
-    def names(self) -> list[str]:
-        """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
-
     def check_steps(self, steps: int) -> None:
         """RequestError unless ``steps`` can be queued now: 1 to the limit, the world paused
         (and loaded)."""

@@ -106,11 +106,6 @@ class EntityServices(WorldUser):
             node.create_service(GetEntityBounds, "~/get_entity_bounds", self._get_bounds),
         ]
 
-    @property
-    def names(self) -> list[str]:
-        """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
-
     # ------------------------------------------------------------------ spawning
     def _spawn(self, request: SpawnEntity.Request, response: SpawnEntity.Response) -> SpawnEntity.Response:
         response.entity_name = self.spawn(

@@ -103,11 +103,6 @@ class EntityInfos(WorldUser):
             node.create_service(SetEntityInfo, "~/set_entity_info", self._set),
         ]
 
-    @property
-    def names(self) -> list[str]:
-        """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
-
     def info(self, model: Model) -> Info:
         """The info of ``model`` now."""
         given = self._given.get(model)

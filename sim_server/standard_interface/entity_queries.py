@@ -184,11 +184,6 @@ class EntityQueries(WorldUser):
             node.create_service(GetEntitiesStates, "~/get_entities_states", self._get_states),
         ]
 
-    @property
-    def names(self) -> list[str]:
-        """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
-
     def matching(self, filters: EntityFilters) -> list[Model]:
         """The world's models that pass ``filters``."""
         return EntityFilter.of(filters).select(list(self._world.all_models()), self._infos)

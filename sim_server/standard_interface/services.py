@@ -135,15 +135,18 @@ class StandardInterface(WorldUser):
     def use_world(self, world: World, loaded: bool = True) -> None:
         """Serve ``world`` from now on (load_world or unload_world replaced the world)."""
         super().use_world(world, loaded)
-        for part in (self.entities, self.infos, self.queries, self.spawnables, self.worlds):
+        for part in self._parts:
             part.use_world(world, loaded)
 
     @property
     def names(self) -> list[str]:
         """Fully qualified names of the services offered."""
-        own = [self._node.resolve_service_name(service.srv_name) for service in self._services]
-        parts = (self.entities, self.infos, self.queries, self.spawnables, self.worlds)
-        return own + [name for part in parts for name in part.names]
+        return super().names + [name for part in self._parts for name in part.names]
+
+    @property
+    def _parts(self) -> tuple[WorldUser, ...]:
+        """The entity and world services, each a part of their own."""
+        return (self.entities, self.infos, self.queries, self.spawnables, self.worlds)
 
     @property
     def state(self) -> SimulationState:

@@ -83,11 +83,6 @@ class Spawnables(WorldUser):
         self._resource_paths = resource_paths
         self._services = [node.create_service(GetSpawnables, "~/get_spawnables", self._get)]
 
-    @property
-    def names(self) -> list[str]:
-        """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
-
     def _uri(self, path: Path) -> str:
         folder = self._world.spec.path.parent
         try:

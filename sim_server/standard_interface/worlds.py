@@ -100,11 +100,6 @@ class Worlds(WorldUser):
             node.create_service(GetNamedPoseBounds, "~/get_named_pose_bounds", self._named_pose_bounds),
         ]
 
-    @property
-    def names(self) -> list[str]:
-        """Fully qualified names of the services offered."""
-        return [self._node.resolve_service_name(service.srv_name) for service in self._services]
-
     def _current(self, request: GetCurrentWorld.Request, response: GetCurrentWorld.Response):
         def get() -> None:
             if not self._world_loaded:
