@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 
-from Box2D import b2
 from geometry_msgs.msg import Pose, PoseStamped, Vector3
 from rclpy.node import Node
 from simulation_interfaces.msg import Bounds, EntityCategory, EntityState, Result, SpawnResult
@@ -266,20 +265,17 @@ def bounds_of(model: Model) -> tuple[tuple[float, float], tuple[float, float]]:
     frame = model.first_body.physics_body
     xs: list[float] = []
     ys: list[float] = []
-    for body in model.bodies.values():
-        physics = body.physics_body
-        for fixture in physics.fixtures:
-            shape = fixture.shape
-            if isinstance(shape, b2.circleShape):
-                local = frame.GetLocalPoint(physics.GetWorldPoint(shape.pos))
-                radius = shape.radius
-                xs += [local[0] - radius, local[0] + radius]
-                ys += [local[1] - radius, local[1] + radius]
-            else:
-                for vertex in shape.vertices:
-                    local = frame.GetLocalPoint(physics.GetWorldPoint(vertex))
-                    xs.append(local[0])
-                    ys.append(local[1])
+    for _, outline in model.world_footprints():
+        if isinstance(outline, tuple):
+            x, y, radius = outline
+            local = frame.GetLocalPoint((x, y))
+            xs += [local[0] - radius, local[0] + radius]
+            ys += [local[1] - radius, local[1] + radius]
+        else:
+            for corner in outline:
+                local = frame.GetLocalPoint(corner)
+                xs.append(local[0])
+                ys.append(local[1])
     if not xs:
         return (0.0, 0.0), (0.0, 0.0)
     return (min(xs), min(ys)), (max(xs), max(ys))

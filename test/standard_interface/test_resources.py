@@ -3,7 +3,6 @@ get_available_worlds over a made-up tree of folders, with its limits and bad sou
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 from pathlib import Path
