@@ -32,7 +32,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from sim_server.core.geometry import offset_point_velocity
-from sim_server.core.raycast import _jit
+from sim_server.core.raycast import jit
 
 # Box2D 2.3's b2Body, in bytes from the object's address (checked by memory_access_works).
 TYPE_OFFSET = 0  # int32 b2BodyType
@@ -103,10 +103,10 @@ def _store_uint16(typingctx, address, value):
 
 
 #: The same function, compiled for the kernels below.
-_offset_point_velocity = _jit(offset_point_velocity)
+_offset_point_velocity = jit(offset_point_velocity)
 
 
-@_jit
+@jit
 def _read_poses(addresses, out):
     """``out[i]`` = x, y (m) and angle (rad) of the body at ``addresses[i]``."""
     for i in range(addresses.shape[0]):
@@ -116,7 +116,7 @@ def _read_poses(addresses, out):
         out[i, 2] = _load_float32(address + ANGLE_OFFSET)
 
 
-@_jit
+@jit
 def _wake(address):
     """Box2D's ``SetAwake(true)``."""
     flags = _load_uint16(address + FLAGS_OFFSET)
@@ -125,7 +125,7 @@ def _wake(address):
         _store_float32(address + SLEEP_TIME_OFFSET, np.float32(0.0))
 
 
-@_jit
+@jit
 def _set_velocity(address, vx, vy, w):
     """Box2D's ``SetLinearVelocity((vx, vy))`` then ``SetAngularVelocity(w)`` (float32)."""
     if _load_int32(address + TYPE_OFFSET) == STATIC_BODY:
@@ -140,7 +140,7 @@ def _set_velocity(address, vx, vy, w):
     _store_float32(address + ANGULAR_VELOCITY_OFFSET, angular)
 
 
-@_jit
+@jit
 def _set_velocities(addresses, velocities):
     """Set each body's linear velocity to ``velocities[i, :2]`` (m/s) and its angular
     velocity to ``velocities[i, 2]`` (rad/s)."""
@@ -148,7 +148,7 @@ def _set_velocities(addresses, velocities):
         _set_velocity(addresses[i], velocities[i, 0], velocities[i, 1], velocities[i, 2])
 
 
-@_jit
+@jit
 def _drive_unicycles(addresses, forward, turn_rate, local_centers, poses, velocities):
     """Read each body's pose into ``poses`` (x, y, angle) and the velocity of its origin into
     ``velocities`` (vx, vy, angular: Box2D's ``GetLinearVelocityFromLocalPoint((0, 0))`` in

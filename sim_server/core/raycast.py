@@ -45,7 +45,7 @@ JIT_OPTIONS = {"cache": True, "error_model": "numpy"}
 CACHED = True
 
 
-def _jit(function, **options):
+def jit(function, **options):
     """``njit`` with :data:`JIT_OPTIONS` (and ``options``); without the on-disk cache when numba
     finds nowhere to write it (it raises at decoration then), rather than failing the import."""
     global CACHED
@@ -57,9 +57,9 @@ def _jit(function, **options):
 
 
 def _jit_parallel(function):
-    """:func:`_jit` with ``parallel=True``: ``prange`` loops share their iterations out among
+    """:func:`jit` with ``parallel=True``: ``prange`` loops share their iterations out among
     numba's threads (``NUMBA_NUM_THREADS``, default one per core)."""
-    return _jit(function, parallel=True)
+    return jit(function, parallel=True)
 
 
 def _typed(array, dtype) -> np.ndarray:
@@ -99,7 +99,7 @@ TIE_TOLERANCE = 1e-9
 GENERAL, HORIZONTAL, VERTICAL = 0, 1, 2
 
 
-@_jit
+@jit
 def _axis_start(offset, direction, cell_index, cell):  # pragma: no cover - compiled
     """Along one grid axis, for a line at ``offset`` from the grid origin moving ``direction`` per
     unit of t: the t of the first cell boundary ahead and the t between boundaries."""
@@ -109,7 +109,7 @@ def _axis_start(offset, direction, cell_index, cell):  # pragma: no cover - comp
     return (boundary - offset) / direction, cell / abs(direction)
 
 
-@_jit
+@jit
 def _cells_of_segment(x1, y1, x2, y2, x0, y0, cell, nx, ny, out):  # pragma: no cover - compiled
     """Write the indices of the grid cells a segment passes through into ``out``; return the count."""
     count = 0
@@ -147,7 +147,7 @@ def _cells_of_segment(x1, y1, x2, y2, x0, y0, cell, nx, ny, out):  # pragma: no 
     return count
 
 
-@_jit
+@jit
 def _build_grid(segments, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """CSR grid index: ``starts[c]:starts[c+1]`` of ``items`` are the segments in cell ``c``."""
     n = segments.shape[0]
@@ -169,7 +169,7 @@ def _build_grid(segments, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     return starts, items
 
 
-@_jit
+@jit
 def _box_cells(box, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """The range of grid cells (first column, first row, last column, last row) a box overlaps."""
     cx0 = min(max(int(math.floor((box[0] - x0) / cell)), 0), nx - 1)
@@ -179,7 +179,7 @@ def _box_cells(box, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     return cx0, cy0, cx1, cy1
 
 
-@_jit
+@jit
 def _build_box_grid(boxes, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     """CSR grid index of boxes (K, 4: x_min, y_min, x_max, y_max): each in every cell it overlaps."""
     n = boxes.shape[0]
@@ -202,7 +202,7 @@ def _build_box_grid(boxes, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
     return starts, items
 
 
-@_jit
+@jit
 def _clearance(starts, polygon_starts, circle_starts, nx, ny):  # pragma: no cover - compiled
     """Per cell, the Chebyshev distance (in cells) to the nearest cell holding anything: 0 for an
     occupied cell; a ray in a cell of clearance k crosses only empty cells for (k - 1) cells."""
@@ -240,7 +240,7 @@ def _clearance(starts, polygon_starts, circle_starts, nx, ny):  # pragma: no cov
     return distance
 
 
-@_jit
+@jit
 def _ray_segment(px, py, dx, dy, x1, y1, x2, y2):  # pragma: no cover - compiled
     """Distance along the unit ray to a two-sided segment, or inf (Box2D edge semantics)."""
     ex = x2 - x1
@@ -259,7 +259,7 @@ def _ray_segment(px, py, dx, dy, x1, y1, x2, y2):  # pragma: no cover - compiled
     return t
 
 
-@_jit
+@jit
 def _slab(offset, direction, inverse, size, t_enter, t_leave):  # pragma: no cover - compiled
     """Narrow the ray's span [t_enter, t_leave] to where it lies within [0, size] along one axis
     (``offset`` from the grid's origin, ``direction`` and its ``inverse``); empty: t_leave < 0."""
@@ -272,7 +272,7 @@ def _slab(offset, direction, inverse, size, t_enter, t_leave):  # pragma: no cov
     return t_enter, t_leave
 
 
-@_jit
+@jit
 def _ray_axis_segment(origin, direction, inverse, origin_along, direction_along, level, low, high):  # pragma: no cover
     """Distance along the unit ray to an axis-aligned segment, or inf: the segment lies on the line
     where one coordinate is ``level`` (the ray's ``origin``, ``direction`` and its ``inverse``
@@ -290,7 +290,7 @@ def _ray_axis_segment(origin, direction, inverse, origin_along, direction_along,
     return math.inf
 
 
-@_jit
+@jit
 def _ray_polygon(px, py, dx, dy, verts, count, limit):  # pragma: no cover - compiled
     """Entry distance of the unit ray into a counter-clockwise convex polygon, or inf."""
     lower = 0.0
@@ -319,7 +319,7 @@ def _ray_polygon(px, py, dx, dy, verts, count, limit):  # pragma: no cover - com
     return math.inf
 
 
-@_jit
+@jit
 def _ray_circle(px, py, dx, dy, cx, cy, radius):  # pragma: no cover - compiled
     """Entry distance of the unit ray into a circle, or inf (no hit from inside)."""
     sx = px - cx
@@ -353,7 +353,7 @@ _PARALLEL_CAST = threading.Lock()
 _NO_SECTORS = np.zeros(1, dtype=np.int64)
 
 
-@_jit
+@jit
 def _sectors(ox, oy, xs, ys, radii, count, sector_count):  # pragma: no cover - compiled
     """For items ``0..count-1`` with bounding circles (xs, ys, radii): per direction sector
     around (ox, oy), the items whose circle a ray in that sector may meet, in item order, as
@@ -394,7 +394,7 @@ def _sectors(ox, oy, xs, ys, radii, count, sector_count):  # pragma: no cover - 
     return starts, items
 
 
-@_jit
+@jit
 def _cast_scan(
     ox, oy, heading, first_beam, end_beam, local_cos, local_sin, local_angles, max_range, mask,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
@@ -606,7 +606,7 @@ def _cast_scan(
 MAX_MOVING_GRID_SIDE = 1024
 
 
-@_jit
+@jit
 def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - compiled
     """Moving shapes sorted into a grid of ``cell``-sized squares by their bounding circles.
 
@@ -644,7 +644,7 @@ def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - 
     return x0, y0, cell, nx, ny, starts, items
 
 
-@_jit
+@jit
 def _cast_scan_range(
     first_scan, end_scan,
     origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
@@ -712,7 +712,7 @@ def _cast_scan_range(
         )
 
 
-@_jit
+@jit
 def _cast_scans(
     origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
     segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
@@ -925,7 +925,7 @@ def place_shapes(
     )
 
 
-@_jit
+@jit
 def _place_shapes(poses, polygons, polygon_body, circles, circle_body):  # pragma: no cover - compiled
     """See :func:`place_shapes`."""
     cos_t = np.cos(poses[:, 2])

@@ -1,14 +1,14 @@
-"""Fill numba's on-disk cache of the ray caster and of the batch body access:
-``python -m sim_server.core.warm_up``.
+"""Fill numba's on-disk cache of the ray caster, of the batch body access and of the renderer's
+rasterizer: ``python -m sim_server.core.warm_up``.
 
 ``make setup`` runs it, so that the first server started after an install loads the compiled ray
 caster in a few tenths of a second instead of compiling it for some 15 to 45 s (see
 :func:`sim_server.core.raycast.warm_up`). Run it again by hand after editing
 ``sim_server/core/raycast.py`` or upgrading numba; it is quick when the cache is up to date.
 
-Prints two lines: what it did for the ray caster, how long it took and where the cache is; and
+Prints three lines: what it did for the ray caster, how long it took and where the cache is;
 whether bodies are read and written in memory (:mod:`sim_server.core.body_memory`) or through
-SWIG. Exit code 0, also when numba has no writable cache directory (then it says so: every
+SWIG; how long the rasterizer took. Exit code 0, also when numba has no writable cache directory (then it says so: every
 process compiles on its own).
 """
 
@@ -51,7 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"ray caster: {what}; {where}")
     print(f"body access: {_body_access()}")
+    print(f"rasterizer: ready in {_rasterizer_seconds():.1f} s (the renderer's compiled line drawing)")
     return 0
+
+
+def _rasterizer_seconds() -> float:
+    """Compile the renderer's rasterizer (or load it); the only thing outside the core warmed here."""
+    from sim_server.rendering import raster  # the core itself never imports the renderer
+
+    return raster.warm_up()
 
 
 def _body_access() -> str:

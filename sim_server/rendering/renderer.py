@@ -7,8 +7,8 @@ image up its +y, so at yaw 0 east (+x) is right and north (+y) up (REP 103). The
 layer's colour, bodies filled in their colour (its alpha blended) and outlined opaque, on RViz's
 dark grey.
 
-Walls are drawn with NumPy (every segment sampled at half-pixel steps, all at once), footprints
-with Pillow. A :class:`Renderer` keeps the walls of its last view and draws only the models again
+Walls are drawn by a compiled rasterizer (:mod:`sim_server.rendering.raster`), footprints with
+Pillow. A :class:`Renderer` keeps the walls of its last view and draws only the models again
 while neither the view nor the loaded walls change (a fixed view, as in a recording).
 
 No rclpy here.
@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Iterable
 import numpy as np
 from PIL import Image, ImageDraw
 
+from sim_server.rendering.raster import draw_segments
+
 if TYPE_CHECKING:
     from sim_server.core.world import World
 
@@ -30,8 +32,6 @@ if TYPE_CHECKING:
 BACKGROUND = (48, 48, 48)
 #: Most pixels of an image side (a 16k x 16k image is 768 MiB).
 MAX_PIXELS_SIDE = 16_384
-#: Wall samples per pixel of length (two: no gaps at any slope).
-SAMPLES_PER_PIXEL = 2.0
 #: The margin around everything that :meth:`View.fit` leaves (a share of the larger side).
 FIT_MARGIN = 0.05
 
@@ -86,13 +86,20 @@ class View:
 
     def to_pixels(self, points: np.ndarray) -> np.ndarray:
         """(N, 2) world points (m) as (N, 2) pixel coordinates (column, row; floats)."""
+        a, b, c, d, e, f = self.affine()
+        x, y = points[:, 0], points[:, 1]
+        return np.column_stack((a * x + b * y + c, d * x + e * y + f))
+
+    def affine(self) -> np.ndarray:
+        """The map from the world (m) to pixels as six floats (a, b, c, d, e, f): column =
+        a x + b y + c, row = d x + e y + f (the same as :meth:`to_pixels`)."""
         cos, sin = math.cos(self.yaw), math.sin(self.yaw)
-        dx, dy = points[:, 0] - self.x, points[:, 1] - self.y
-        right = dx * cos + dy * sin  # along the view's x axis
-        up = -dx * sin + dy * cos  # along its y axis
-        column = (right / self.width + 0.5) * self.pixels_x
-        row = (0.5 - up / self.height) * self.pixels_y
-        return np.column_stack((column, row))
+        scale_x, scale_y = self.pixels_x / self.width, self.pixels_y / self.height
+        a, b = scale_x * cos, scale_x * sin
+        d, e = scale_y * sin, -scale_y * cos
+        c = 0.5 * self.pixels_x - a * self.x - b * self.y
+        f = 0.5 * self.pixels_y - d * self.x - e * self.y
+        return np.array([a, b, c, d, e, f])
 
 
 def world_edges(layer) -> np.ndarray:
@@ -117,6 +124,8 @@ class Renderer:
         self.world = world
         self._walls_key: tuple | None = None
         self._walls: np.ndarray | None = None
+        self._edges_key: tuple | None = None
+        self._edges: dict[int, np.ndarray] = {}
 
     def render(self, view: View) -> np.ndarray:
         """The picture of the world now, as a (pixels_y, pixels_x, 3) uint8 array."""
@@ -130,49 +139,40 @@ class Renderer:
     def _wall_picture(self, view: View) -> np.ndarray:
         key = (view, self.world.static_geometry_version, id(self.world))
         if key != self._walls_key or self._walls is None:
-            canvas = np.empty((view.pixels_y, view.pixels_x, 3), dtype=np.uint8)
-            canvas[:] = BACKGROUND
+            canvas = _blank(view.pixels_y, view.pixels_x)
+            affine = view.affine()
             for layer in self.world.layers:
-                _draw_segments(canvas, view, world_edges(layer), layer.spec.color)
+                draw_segments(canvas, self._layer_edges(layer), affine, _rgba(layer.spec.color))
             canvas.flags.writeable = False
             self._walls, self._walls_key = canvas, key
         return self._walls
+
+    def _layer_edges(self, layer) -> np.ndarray:
+        """The loaded walls of ``layer`` in the world frame, kept while they do not change."""
+        key = (id(self.world), self.world.static_geometry_version)
+        if self._edges_key != key:
+            self._edges, self._edges_key = {}, key
+        edges = self._edges.get(id(layer))
+        if edges is None:
+            edges = self._edges[id(layer)] = world_edges(layer)
+        return edges
+
+
+def _blank(height: int, width: int) -> np.ndarray:
+    """A new (height, width, 3) picture of :data:`BACKGROUND` (a copy of one made once per size)."""
+    global _BLANK
+    if _BLANK.shape[:2] != (height, width):
+        _BLANK = np.empty((height, width, 3), dtype=np.uint8)
+        _BLANK[:] = np.array(BACKGROUND, dtype=np.uint8)
+    return _BLANK.copy()
+
+
+_BLANK = np.empty((0, 0, 3), dtype=np.uint8)
 
 
 def _rgba(color: Iterable[float], alpha: float | None = None) -> tuple[int, int, int, int]:
     r, g, b, a = color
     return tuple(int(round(255 * min(1.0, max(0.0, c)))) for c in (r, g, b, a if alpha is None else alpha))  # type: ignore[return-value]
-
-
-def _draw_segments(canvas: np.ndarray, view: View, edges: np.ndarray, color: Iterable[float]) -> None:
-    """Draw (N, 4) world segments on ``canvas``, blending ``color`` (RGBA, 0 to 1) over it."""
-    if len(edges) == 0:
-        return
-    start = view.to_pixels(edges[:, :2])
-    end = view.to_pixels(edges[:, 2:])
-    height, width = canvas.shape[:2]
-    # Only segments whose box meets the image (a big map seen through a small window).
-    low = np.minimum(start, end)
-    high = np.maximum(start, end)
-    seen = (high[:, 0] >= 0) & (low[:, 0] < width) & (high[:, 1] >= 0) & (low[:, 1] < height)
-    start, end = start[seen], end[seen]
-    if len(start) == 0:
-        return
-    lengths = np.hypot(*(end - start).T)
-    counts = np.minimum(np.ceil(lengths * SAMPLES_PER_PIXEL).astype(np.int64) + 1, 4 * (width + height))
-    index = np.repeat(np.arange(len(start)), counts)
-    first = np.repeat(np.cumsum(counts) - counts, counts)
-    t = (np.arange(counts.sum()) - first) / np.maximum(np.repeat(counts, counts) - 1, 1)
-    points = start[index] + (end - start)[index] * t[:, None]
-    columns = np.floor(points[:, 0]).astype(np.int64)
-    rows = np.floor(points[:, 1]).astype(np.int64)
-    inside = (columns >= 0) & (columns < width) & (rows >= 0) & (rows < height)
-    rows, columns = rows[inside], columns[inside]
-    r, g, b, a = _rgba(color)
-    paint = np.array((r, g, b), dtype=np.float32)
-    alpha = a / 255.0
-    pixels = canvas[rows, columns].astype(np.float32)
-    canvas[rows, columns] = np.round(pixels * (1.0 - alpha) + paint * alpha).astype(np.uint8)
 
 
 def _model_points(model) -> np.ndarray:

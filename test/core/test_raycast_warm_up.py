@@ -171,7 +171,7 @@ def test_without_a_cache_location_functions_compile_uncached(monkeypatch: pytest
     namespace: dict = {}
     exec(compile("def twice(x):\n    return 2 * x\n", "<no file, so no cache locator>", "exec"), namespace)
     monkeypatch.setattr(raycast, "CACHED", True)
-    function = raycast._jit(namespace["twice"])
+    function = raycast.jit(namespace["twice"])
     assert function(21) == 42 and raycast.CACHED is False
 
 
