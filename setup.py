@@ -68,6 +68,7 @@ setup(
             "Bumper = sim_plugins.bumper:Bumper",
             "BoolSensor = sim_plugins.bool_sensor:BoolSensor",
             "Gps = sim_plugins.gps:Gps",
+            "Camera = sim_plugins.camera:Camera",
             "Tween = sim_plugins.tween:Tween",
             "ModelTfPublisher = sim_plugins.model_tf_publisher:ModelTfPublisher",
         ],

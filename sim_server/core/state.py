@@ -1,4 +1,5 @@
-"""State datapacks: the pose and twist of models and bodies, the state of revolute joints.
+"""State datapacks: the pose and twist of models and bodies, the state of revolute joints; the
+camera datapack's fields (the camera itself is :mod:`sim_plugins.camera`).
 
 These are the fields of the Neurorobotics Platform's Gazebo datapacks, in the plane: positions
 (m) and headings (rad) in the world frame, velocities (m/s, rad/s) in the world frame.
@@ -12,8 +13,11 @@ from typing import TYPE_CHECKING
 
 from Box2D import b2
 
+from sim_server.core.errors import EntityError
+
 if TYPE_CHECKING:
     from sim_server.core.model import Model, ModelBody
+    from sim_server.core.world import World
 
 #: Separates a model's name from a body's or joint's in datapack names ("robot::base").
 SCOPE = "::"
@@ -30,6 +34,28 @@ class BodyState:
     vx: float
     vy: float
     wz: float
+
+
+@dataclass(frozen=True)
+class ImageDatapack:
+    """A camera's picture: the Neurorobotics Platform's camera datapack fields.
+
+    Attributes:
+        name: ``model::camera``.
+        frame: the camera's frame (ROS), "" when it has none.
+        time_ns: sim time of the picture (ns).
+        width, height: pixels.
+        depth: bytes per pixel (3: red, green, blue, 8 bits each).
+        data: ``height`` rows, top to bottom, of ``width * depth`` bytes.
+    """
+
+    name: str
+    frame: str
+    time_ns: int
+    width: int
+    height: int
+    depth: int
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -72,6 +98,22 @@ def joint_states(model: "Model", step_size: float) -> list[JointState]:
         effort = physics.GetMotorTorque(1.0 / step_size) if physics.motorEnabled else 0.0
         states.append(JointState(f"{model.name}{SCOPE}{joint.name}", physics.angle, physics.speed, effort))
     return states
+
+
+def camera_datapack(world: "World", name: str) -> ImageDatapack:
+    """The datapack of the camera ``model::camera`` (a plugin with a ``datapack()`` method, such as
+    :class:`sim_plugins.camera.Camera`); :class:`EntityError` when there is no such camera."""
+    model_name, scope, plugin_name = name.rpartition(SCOPE)
+    if not scope:
+        raise EntityError(f'a camera is named "model{SCOPE}camera", got "{name}"')
+    model = world.model(model_name)
+    try:
+        plugin = world.plugins.find(model, plugin_name)
+    except KeyError:
+        raise EntityError(f'model "{model_name}" has no plugin named "{plugin_name}"') from None
+    if not callable(getattr(plugin, "datapack", None)):
+        raise EntityError(f'plugin "{name}" is a {type(plugin).__name__}, not a camera')
+    return plugin.datapack()
 
 
 def check_finite(*values: float) -> bool:

@@ -4,8 +4,9 @@ Topics (at ``state_pub_rate`` Hz of sim time, 0 = off): ``~/model_states`` and `
 (sim_msgs/EntityStates: every model, every body as ``model::body``) and ``~/joint_states``
 (sensor_msgs/JointState: every revolute joint as ``model::joint``). Services (relative to the
 node's namespace, so ``/get_model_state`` by default): ``get_model_state``, ``set_model_state``
-(pose and twist, as Gazebo's set_entity_state) and ``set_joint_motor`` (a revolute joint's motor
-speed and torque limit). Unknown names and non-finite values answer success false.
+(pose and twist, as Gazebo's set_entity_state), ``set_joint_motor`` (a revolute joint's motor
+speed and torque limit) and ``get_camera_datapack`` (a camera's picture: width, height, depth,
+bytes). Unknown names and non-finite values answer success false.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from typing import Iterable
 from rclpy.node import Node
 from sensor_msgs.msg import JointState as JointStateMsg
 
-from sim_msgs.msg import EntityState, EntityStates
-from sim_msgs.srv import GetModelState, SetJointMotor, SetModelState
+from sim_msgs.msg import CameraDatapack, EntityState, EntityStates
+from sim_msgs.srv import GetCameraDatapack, GetModelState, SetJointMotor, SetModelState
 from sim_server.core.errors import RequestError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugin_api import UpdateTimer
-from sim_server.core.state import BodyState, JointState, joint_states, link_states, model_state
+from sim_server.core.state import BodyState, ImageDatapack, JointState, camera_datapack, joint_states, link_states, model_state
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.world import World
 from sim_server.ros.conversions import time_msg
@@ -56,6 +57,14 @@ def joint_state_msg(states: Iterable[JointState], stamp_ns: int) -> JointStateMs
     return message
 
 
+def camera_datapack_msg(pack: ImageDatapack) -> CameraDatapack:
+    """A sim_msgs/CameraDatapack of a camera's datapack."""
+    message = CameraDatapack(name=pack.name, width=pack.width, height=pack.height, depth=pack.depth)
+    message.header.stamp, message.header.frame_id = time_msg(pack.time_ns), pack.frame
+    message.data = pack.data
+    return message
+
+
 def yaw_of(orientation) -> float:
     """The yaw (rad) of a finite, nonzero [x, y, z, w] quaternion of any length (scaled by its
     largest component first, so no square overflows)."""
@@ -81,6 +90,7 @@ class StateDatapacks(WorldUser):
             node.create_service(GetModelState, "get_model_state", self._get_model_state),
             node.create_service(SetModelState, "set_model_state", self._set_model_state),
             node.create_service(SetJointMotor, "set_joint_motor", self._set_joint_motor),
+            node.create_service(GetCameraDatapack, "get_camera_datapack", self._get_camera_datapack),
         ]
         self._publishers = None
         if rate > 0.0:
@@ -126,6 +136,16 @@ class StateDatapacks(WorldUser):
             return f'state of model "{model.name}" at sim time {self._world.time.sim_time:.9f} s'
 
         return answer(response, get, f'get_model_state "{request.name}"')
+
+    def _get_camera_datapack(
+        self, request: GetCameraDatapack.Request, response: GetCameraDatapack.Response
+    ) -> GetCameraDatapack.Response:
+        def get() -> str:
+            pack = camera_datapack(self._world, request.name)
+            response.datapack = camera_datapack_msg(pack)
+            return f'picture of camera "{pack.name}" at sim time {pack.time_ns / 1e9:.9f} s'
+
+        return answer(response, get, f'get_camera_datapack "{request.name}"')
 
     def _set_model_state(self, request: SetModelState.Request, response: SetModelState.Response) -> SetModelState.Response:
         def set_state() -> str:

@@ -21,6 +21,9 @@ DEMO = REPO_ROOT / "config" / "worlds" / "demo"
 MORE = [
     {"type": "Bumper", "name": "bumper", "world_frame_id": "map", "topic": "bumps", "update_rate": 10},
     {"type": "Gps", "name": "gps", "body": "base"},
+    {"type": "Camera", "name": "camera", "body": "base", "field": [4, 3], "pixels": [40, 30], "update_rate": 5,
+     "origin": [0.5, 0, 0], "topic": "picture", "frame": "lens", "broadcast_tf": True, "always_publish": True},
+    {"type": "Camera", "name": "up", "body": "base", "north_up": True},
 ]
 
 
