@@ -24,9 +24,18 @@ ros2-tools: setup
 test: setup ros2-tools
 	$(IN_ENV) python -m pytest test -q $(PYTEST_ARGS)
 
+# Pictures of the two demo drives, headless (README: Pictures and videos): build/demo/*.gif.
+DEMO_OUT := build/demo
+
 demo: setup
 	$(IN_ENV) python -m sim_server.demo
 	$(IN_ENV) python -m sim_server.demo --tunnel --seconds 20
+	mkdir -p $(DEMO_OUT)
+	$(IN_ENV) python -m sim_server.record config/worlds/demo/world.yaml --seconds 20 --lasers --trails \
+		--drive cleaner1 0.5 0.3 --out $(DEMO_OUT)/office.gif
+	$(IN_ENV) python -m sim_server.record config/worlds/tunnel/world.yaml --levels --seconds 60 --speed 3 \
+		--follow hauler --field 80 16 --lasers --drive scout 2.0 0 --drive hauler 1.5 0 --out $(DEMO_OUT)/tunnel.gif
+	@echo "Pictures of the two drives: $(CURDIR)/$(DEMO_OUT)/office.gif and $(CURDIR)/$(DEMO_OUT)/tunnel.gif"
 
 run: setup
 	$(IN_ENV) python -m sim_server --ros-args -p world_path:=$(WORLD)

@@ -15,3 +15,19 @@ def test_in_process_example_runs_without_ros() -> None:
     check = example + "\nimport sys\nassert 'rclpy' not in sys.modules, 'the core imported rclpy'\n"
     result = subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_recording_commands_run_as_written(tmp_path) -> None:
+    """The README's ``python -m sim_server.record`` lines, verbatim, in a folder where
+    ``config/`` is the repository's (so the files they write land in the test's folder)."""
+    text = (REPO_ROOT / "README.md").read_text()
+    section = text.split("## Pictures and videos, headless", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"^python -m sim_server\.record .*$", section, re.M)
+    assert len(commands) == 2
+    (tmp_path / "config").symlink_to(REPO_ROOT / "config")
+    for command in commands:
+        arguments = command.split()[1:]
+        result = subprocess.run([sys.executable, *arguments], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        out = tmp_path / arguments[arguments.index("--out") + 1]
+        assert out.stat().st_size > 10_000 and result.stdout.startswith(f"wrote {out.name}: 201 frame(s)")

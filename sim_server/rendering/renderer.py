@@ -27,6 +27,7 @@ from sim_server.rendering.raster import draw_segments
 
 if TYPE_CHECKING:
     from sim_server.core.world import World
+    from sim_server.rendering.overlays import Overlay
 
 #: The background: RViz's default.
 BACKGROUND = (48, 48, 48)
@@ -127,9 +128,17 @@ class Renderer:
         self._edges_key: tuple | None = None
         self._edges: dict[int, np.ndarray] = {}
 
-    def render(self, view: View) -> np.ndarray:
-        """The picture of the world now, as a (pixels_y, pixels_x, 3) uint8 array."""
+    def render(self, view: View, overlays: Iterable["Overlay"] = ()) -> np.ndarray:
+        """The picture of the world now, as a (pixels_y, pixels_x, 3) uint8 array; ``overlays``
+        (laser rays, trails: :mod:`sim_server.rendering.overlays`) go over the walls, under the
+        bodies."""
         walls = self._wall_picture(view)
+        overlays = list(overlays)
+        if overlays:
+            walls = walls.copy()
+            affine = view.affine()
+            for overlay in overlays:
+                draw_segments(walls, overlay.segments, affine, overlay.rgba)
         image = Image.fromarray(walls)
         draw = ImageDraw.Draw(image, "RGBA")
         for model in self.world.all_models():

@@ -1,0 +1,220 @@
+"""``python -m sim_server.record WORLD --seconds N --out run.gif``: watch a world without a display.
+
+Loads the world in-process (no ROS), runs it for N seconds of sim time and writes its pictures
+as an animated GIF, an H.264 MP4 or a PNG of the last moment (see
+:mod:`sim_server.rendering.recording`). Robots can be driven with a constant command
+(``--drive MODEL LINEAR ANGULAR``, as a cmd_vel would: for a DiffDrive m/s and rad/s, for a
+TricycleDrive the wheel speed and the steering angle) or by a script (``--script FILE``, a Python
+file defining ``control(world)``, called before every step). The view is everything loaded
+(default), a fixed rectangle (``--view``) or one that follows a model (``--follow``, with
+``--turn`` to keep its heading up). Ctrl-C or SIGTERM stops early and keeps what was recorded.
+
+Exit codes: 0 done (also when stopped early), 1 the world or the script failed, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import runpy
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Callable
+
+from sim_server.core.errors import SimError
+from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record
+from sim_server.rendering.renderer import MAX_PIXELS_SIDE, View
+
+#: The field (m) of a view that follows a model, when not given.
+DEFAULT_FOLLOW_FIELD = (20.0, 20.0)
+
+
+class UsageError(Exception):
+    """Arguments that do not fit the world (an unknown model, say)."""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m sim_server.record",
+        description="Run a world headless (no ROS, no display) and write a GIF, MP4 or PNG of it.",
+    )
+    parser.add_argument("world", type=Path, help="the world file (Flatland YAML)")
+    parser.add_argument("--out", type=Path, default=Path("run.gif"), help=f"the file to write ({', '.join(FORMATS)}; default run.gif)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="sim time to record, s (default 10; 0: one picture)")
+    parser.add_argument("--fps", type=float, default=10.0, help="frames a second of the video (default 10)")
+    parser.add_argument("--speed", type=float, default=1.0, help="sim seconds per second of video (default 1)")
+    parser.add_argument("--pixels", type=int, default=512, help="pixels on the picture's longer side (default 512)")
+    parser.add_argument("--view", type=float, nargs=4, metavar=("X", "Y", "WIDTH", "HEIGHT"),
+                        help="a fixed view: its centre and size, m (default: everything loaded at the start)")
+    parser.add_argument("--follow", metavar="MODEL", help="centre every frame on this model")
+    parser.add_argument("--field", type=float, nargs=2, metavar=("WIDTH", "HEIGHT"),
+                        help=f"size of the followed view, m (default {DEFAULT_FOLLOW_FIELD[0]:g} x {DEFAULT_FOLLOW_FIELD[1]:g})")
+    parser.add_argument("--turn", action="store_true", help="with --follow: turn with the model, its heading up")
+    parser.add_argument("--drive", nargs=3, action="append", default=[], metavar=("MODEL", "LINEAR", "ANGULAR"),
+                        help="a constant command for a model's drive (repeatable)")
+    parser.add_argument("--script", type=Path, help="a Python file defining control(world), called before every step")
+    parser.add_argument("--lasers", action="store_true", help="draw the lasers' rays")
+    parser.add_argument("--trails", action="store_true", help="draw the path of every model")
+    parser.add_argument("--step-size", type=float, default=None, help="physics step, s (default: the simulator's)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of every noise source (default: none, runs differ)")
+    parser.add_argument("--levels", action="store_true", help="stream the world's levels as performers move (as enable_levels)")
+    args = parser.parse_args(argv)
+    if not 1 <= args.pixels <= MAX_PIXELS_SIDE:
+        parser.error(f"--pixels must be from 1 to {MAX_PIXELS_SIDE}, got {args.pixels}")
+    if not all(math.isfinite(v) for v in [*(args.view or []), *(args.field or [])]):
+        parser.error("--view and --field take finite numbers")
+    if args.view and (args.view[2] <= 0 or args.view[3] <= 0):
+        parser.error(f"--view needs a width and a height > 0, got {args.view[2]:g} x {args.view[3]:g}")
+    if args.field and (args.field[0] <= 0 or args.field[1] <= 0):
+        parser.error(f"--field needs a width and a height > 0, got {args.field[0]:g} x {args.field[1]:g}")
+    if args.view and args.follow:
+        parser.error("--view and --follow cannot be used together")
+    if (args.field or args.turn) and not args.follow:
+        parser.error("--field and --turn go with --follow")
+    for model, linear, angular in args.drive:
+        if not (_is_number(linear) and _is_number(angular)):
+            parser.error(f"--drive {model} {linear} {angular}: LINEAR and ANGULAR must be numbers")
+    if args.step_size is not None and not (math.isfinite(args.step_size) and args.step_size > 0):
+        parser.error(f"--step-size must be a number > 0, got {args.step_size}")
+    return args
+
+
+def _is_number(text: str | float) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _sides(width: float, height: float, pixels: int) -> tuple[int, int]:
+    scale = pixels / max(width, height)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def view_maker(world, args: argparse.Namespace) -> Callable:
+    """The view of each frame as the arguments ask (default: everything loaded now)."""
+    if args.view:
+        x, y, width, height = args.view
+        fixed = View(x, y, width, height, *_sides(width, height, args.pixels))
+        return lambda _: fixed
+    if args.follow:
+        if args.follow not in world.models:
+            raise UsageError(f'--follow: the world has no model "{args.follow}" (it has: {_names(world)})')
+        width, height = args.field or DEFAULT_FOLLOW_FIELD
+        sides = _sides(width, height, args.pixels)
+
+        def follow(current) -> View:
+            model = current.models.get(args.follow)
+            if model is None:
+                raise UsageError(f'--follow: model "{args.follow}" left the world')
+            pose = model.pose
+            yaw = pose.theta - 0.5 * math.pi if args.turn else 0.0
+            return View(pose.x, pose.y, width, height, sides[0], sides[1], yaw)
+
+        return follow
+    whole = View.fit(world, args.pixels)
+    return lambda _: whole
+
+
+def set_drives(world, drives: list[list[str]]) -> None:
+    """Give each named model's drive its constant command."""
+    for model_name, linear, angular in drives:
+        model = world.models.get(model_name)
+        if model is None:
+            raise UsageError(f'--drive: the world has no model "{model_name}" (it has: {_names(world)})')
+        commands = [p.command for p in world.plugins.plugins_of(model) if getattr(p, "command", None) is not None]
+        if not commands:
+            raise UsageError(f'--drive: model "{model_name}" has no drive (a DiffDrive or TricycleDrive plugin)')
+        try:
+            for command in commands:
+                command.linear, command.angular = float(linear), float(angular)
+        except ValueError as error:
+            raise UsageError(f"--drive {model_name}: {error}") from None
+
+
+def load_script(path: Path) -> Callable:
+    """The ``control(world)`` function of a script file."""
+    if not path.is_file():
+        raise UsageError(f'--script: "{path}" is not a file')
+    try:
+        namespace = runpy.run_path(str(path))
+    except Exception as error:  # the user's own code: say where it failed
+        raise ScriptError(path, error) from None
+    control = namespace.get("control")
+    if not callable(control):
+        raise UsageError(f'--script: "{path}" defines no function control(world)')
+    return control
+
+
+class ScriptError(Exception):
+    """The user's script raised: one line naming the script's line and the error."""
+
+    def __init__(self, path: Path, error: BaseException) -> None:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).resolve() == path.resolve()]
+        if isinstance(error, SyntaxError) and error.lineno is not None:
+            where, message = f"{path}:{error.lineno}", error.msg
+        else:
+            where, message = (f"{path}:{frames[-1].lineno}" if frames else str(path)), str(error)
+        lines = message.splitlines() or [""]
+        super().__init__(f"{where}: {type(error).__name__}: {lines[0]}{' ...' if len(lines) > 1 else ''}")
+
+
+def _names(world) -> str:
+    names = list(world.models)
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return shown or "no models"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    from sim_server.core.world import World  # after the arguments: --help is quick
+
+    stopping = []
+
+    def on_signal(number, frame) -> None:
+        stopping.append(number)
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, on_signal)
+    world = None
+    try:
+        options = {"step_size": args.step_size} if args.step_size is not None else {}
+        world = World.from_file(args.world, seed=args.seed, enable_levels=args.levels, **options)
+        set_drives(world, args.drive)
+        control = load_script(args.script) if args.script else None
+
+        def before_step(current) -> None:
+            try:
+                control(current)
+            except Exception as error:
+                raise ScriptError(args.script, error) from None
+
+        result: Recording = record(
+            world, args.out, args.seconds, fps=args.fps, speed=args.speed, view=view_maker(world, args),
+            lasers=args.lasers, trails=args.trails, before_step=before_step if control else None,
+            stop=lambda: bool(stopping),
+        )
+    except (UsageError, RecordingError) as error:
+        print(f"sim_server.record: error: {error}", file=sys.stderr)
+        return 2
+    except (SimError, ScriptError) as error:
+        print(f"sim_server.record: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # the file, while writing it (a full disk, say)
+        print(f"sim_server.record: error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    finally:
+        if world is not None:
+            world.close()
+    how = " (stopped early)" if result.interrupted else ""
+    print(
+        f"wrote {result.path}: {result.frames} frame(s) of {result.width} x {result.height} pixels, "
+        f"{result.sim_seconds:.2f} s of sim time{how}, in {result.wall_seconds:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

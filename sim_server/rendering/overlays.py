@@ -1,0 +1,80 @@
+"""What a picture may show beside the world itself: the rays of the lasers' last scans and the
+trails the models left. Each is a batch of segments in the world frame (m) with a colour, which
+:meth:`sim_server.rendering.renderer.Renderer.render` draws over the walls, under the bodies.
+
+No rclpy here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from sim_server.core.world import World
+
+#: Laser rays: a translucent red, so the walls they hit stay visible.
+RAY_COLOR = (255, 60, 60, 90)
+#: Most points a trail keeps per model; beyond, every other point is dropped (the trail stays
+#: whole, only coarser).
+MAX_TRAIL_POINTS = 20_000
+
+
+class Overlay(NamedTuple):
+    """Segments (N, 4: x0, y0, x1, y1 in m, world frame) and their colour (RGBA, 0 to 255)."""
+
+    segments: np.ndarray
+    rgba: tuple[int, int, int, int]
+
+
+def laser_rays(world: "World") -> Overlay:
+    """A ray from each laser to each point its last scan hit (misses are not drawn). A laser is
+    any plugin with a ``scanner`` (:class:`~sim_server.core.laser_scanner.LaserScanner`) and
+    ``last_ranges``, as :class:`sim_plugins.laser.Laser`; the rays start where the laser is now."""
+    batches = []
+    for model in world.all_models():
+        for plugin in world.plugins.plugins_of(model):
+            scanner, ranges = getattr(plugin, "scanner", None), getattr(plugin, "last_ranges", None)
+            if ranges is None or not hasattr(scanner, "local_angles"):
+                continue
+            hit = np.isfinite(ranges)
+            pose = scanner.pose()
+            angles = pose.theta + scanner.local_angles[hit]
+            lengths = ranges[hit].astype(np.float64)
+            rays = np.empty((len(lengths), 4))
+            rays[:, 0], rays[:, 1] = pose.x, pose.y
+            rays[:, 2] = pose.x + lengths * np.cos(angles)
+            rays[:, 3] = pose.y + lengths * np.sin(angles)
+            batches.append(rays)
+    return Overlay(np.concatenate(batches) if batches else np.empty((0, 4)), RAY_COLOR)
+
+
+class Trails:
+    """The paths of the models, one point per :meth:`record` (call it once per frame)."""
+
+    def __init__(self) -> None:
+        self._points: dict[str, list[tuple[float, float]]] = {}
+        self._colors: dict[str, tuple[int, int, int, int]] = {}
+
+    def record(self, world: "World") -> None:
+        """Add every model's position now; a model that left the world leaves its trail behind."""
+        for model in world.all_models():
+            points = self._points.setdefault(model.name, [])
+            pose = model.pose
+            points.append((pose.x, pose.y))
+            if len(points) > MAX_TRAIL_POINTS:
+                self._points[model.name] = points[::2]
+            if model.name not in self._colors:
+                r, g, b, _ = model.first_body.spec.color
+                self._colors[model.name] = tuple(int(round(255 * min(1.0, max(0.0, c)))) for c in (r, g, b)) + (255,)
+
+    def overlays(self) -> list[Overlay]:
+        """One overlay per model: its path so far in its first body's colour."""
+        result = []
+        for name, points in self._points.items():
+            if len(points) < 2:
+                continue
+            path = np.array(points)
+            result.append(Overlay(np.hstack((path[:-1], path[1:])), self._colors[name]))
+        return result

@@ -1,0 +1,162 @@
+"""``python -m sim_server.record``: what a user types. Files written, robots driven by a command or
+a script, and every bad argument, world or script answered in one line (no traceback) with the
+exit code; Ctrl-C keeps what was recorded."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from sim_server.record import main
+from test.conftest import DEMO_WORLD, REPO_ROOT
+
+TUNNEL_WORLD = REPO_ROOT / "config" / "worlds" / "tunnel" / "world.yaml"
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exit_:  # argparse
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_gif_of_the_demo_driven_by_a_command(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "office.gif"
+    code, said, err = run(capsys, DEMO_WORLD, "--seconds", "2", "--drive", "cleaner1", "0.5", "0.3",
+                          "--lasers", "--trails", "--out", out)
+    assert code == 0, err
+    assert said.startswith(f"wrote {out}: 21 frame(s) of 512 x ") and "2.00 s of sim time" in said
+    with Image.open(out) as gif:
+        assert gif.size[0] == 512 and gif.n_frames > 1
+
+
+def test_a_followed_turning_view_of_the_tunnel_with_levels(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "tunnel.png"
+    code, said, err = run(capsys, TUNNEL_WORLD, "--levels", "--seconds", "3", "--follow", "hauler", "--turn",
+                          "--field", "10", "20", "--pixels", "100", "--drive", "hauler", "2", "0", "--out", out)
+    assert code == 0, err
+    picture = np.asarray(Image.open(out).convert("RGB"))
+    assert picture.shape == (100, 50, 3)
+    # Heading up: the tunnel's walls (along x, 4 m apart) run up the picture, left and right of
+    # the robot, from the top down to the tunnel's mouth 8 m behind it.
+    walls = (picture != (48, 48, 48)).any(axis=2)
+    assert walls[:80, :20].any(axis=1).all() and walls[:80, 30:].any(axis=1).all()
+
+
+def test_a_script_drives_the_robots(capsys, tmp_path: Path) -> None:
+    script = tmp_path / "control.py"
+    script.write_text(
+        "def control(world):\n"
+        "    drive = world.plugins.find(world.model('hauler'), 'drive')\n"
+        "    drive.command.linear = 1.0 if world.time.sim_time < 1.0 else 0.0\n"
+    )
+    out = tmp_path / "end.png"
+    code, said, err = run(capsys, TUNNEL_WORLD, "--seconds", "2", "--script", script, "--view", "5", "0", "10", "4", "--out", out)
+    assert code == 0, err
+    picture = np.asarray(Image.open(out).convert("RGB"))
+    assert picture.shape == (205, 512, 3)
+
+
+SCRIPTS = {
+    "syntax": ("def control(world)\n    pass\n", "control.py:1: SyntaxError"),
+    "raises when loaded": ("x = 1\nraise RuntimeError('no')\n", "control.py:2: RuntimeError: no"),
+    "raises when called": ("def control(world):\n    return 1 / 0\n", "control.py:2: ZeroDivisionError"),
+    "a message of many lines": ("def control(world):\n    raise ValueError('one\\ntwo')\n", "control.py:2: ValueError: one ..."),
+    "no control": ("def steer(world):\n    pass\n", "defines no function control(world)"),
+    "bad command": ("def control(world):\n    world.plugins.find(world.model('hauler'), 'drive').command.linear = float('nan')\n",
+                    "control.py:2: ValueError"),
+}
+
+
+@pytest.mark.parametrize("case", SCRIPTS)
+def test_a_failing_script_is_one_line_naming_its_line(capsys, tmp_path: Path, case: str) -> None:
+    text, fault = SCRIPTS[case]
+    script = tmp_path / "control.py"
+    script.write_text(text)
+    code, said, err = run(capsys, TUNNEL_WORLD, "--seconds", "1", "--script", script, "--out", tmp_path / "x.gif")
+    assert code in (1, 2) and fault in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+BAD = [
+    (["--seconds", "-1"], 2, "seconds"),
+    (["--seconds", "nan"], 2, "seconds"),
+    (["--seconds", "abc"], 2, "invalid float"),
+    (["--fps", "0"], 2, "frames a second"),
+    (["--speed", "-1"], 2, "speed"),
+    (["--pixels", "0"], 2, "--pixels"),
+    (["--pixels", "100000"], 2, "--pixels"),
+    (["--out", "run.avi"], 2, "must end in"),
+    (["--out", "/no/such/folder/run.gif"], 2, "does not exist"),
+    (["--view", "0", "0", "0", "5"], 2, "width and a height > 0"),
+    (["--view", "nan", "0", "5", "5"], 2, "finite"),
+    (["--follow", "nobody"], 2, 'no model "nobody"'),
+    (["--follow", "cleaner1", "--view", "0", "0", "5", "5"], 2, "cannot be used together"),
+    (["--turn"], 2, "go with --follow"),
+    (["--follow", "cleaner1", "--field", "-1", "5"], 2, "width and a height > 0"),
+    (["--drive", "nobody", "1", "0"], 2, 'no model "nobody"'),
+    (["--drive", "cleaner1", "fast", "0"], 2, "must be numbers"),
+    (["--drive", "cleaner1", "1e9", "0"], 2, "--drive cleaner1"),
+    (["--drive", "walker1", "1", "0"], 2, "has no drive"),
+    (["--step-size", "0"], 2, "--step-size"),
+    (["--script", "/no/such/script.py"], 2, "is not a file"),
+    (["--seconds", "100", "--fps", "100"], 2, "more than a GIF holds"),
+    (["--seconds", "1000", "--fps", "100", "--out", "run.mp4"], 2, "at most 100000"),
+]
+
+
+@pytest.mark.parametrize("extra, code, fault", BAD, ids=[" ".join(b[0]) for b in BAD])
+def test_bad_arguments_are_one_line_and_code_2(capsys, tmp_path: Path, extra: list[str], code: int, fault: str) -> None:
+    os.chdir(tmp_path)
+    got, said, err = run(capsys, DEMO_WORLD, *extra)
+    assert got == code and fault in err, err
+    assert "Traceback" not in err and not said
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.mark.parametrize("text, fault", [
+    (None, "does not exist"),
+    ("models: [", "world.yaml"),
+    ("properties: {}\nmodels:\n  - {name: a, model: none.yaml}\n", "none.yaml"),
+])
+def test_a_bad_world_is_one_line_and_code_1(capsys, tmp_path: Path, text: str | None, fault: str) -> None:
+    world = tmp_path / "world.yaml"
+    if text is not None:
+        world.write_text(text)
+    code, said, err = run(capsys, world, "--out", tmp_path / "x.gif")
+    assert code == 1 and fault in err and "Traceback" not in err
+
+
+def test_help_works(capsys) -> None:
+    code, said, _ = run(capsys, "--help")
+    assert code == 0 and "--seconds" in said and "--drive MODEL LINEAR ANGULAR" in said
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_early_and_keeps_the_recording(tmp_path: Path, number: int) -> None:
+    out = tmp_path / "long.mp4"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sim_server.record", str(DEMO_WORLD), "--seconds", "3000", "--fps", "30", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+    )
+    deadline = time.monotonic() + 60
+    while not (out.exists() and out.stat().st_size > 0) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.1)
+    process.send_signal(number)
+    said, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "(stopped early)" in said and "Traceback" not in err
+    import av
+
+    with av.open(str(out)) as video:
+        assert sum(1 for _ in video.decode(video=0)) >= 1
