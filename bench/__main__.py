@@ -19,6 +19,8 @@ Scenarios:
   10,000 models, a 1 km map in tiles), each streamed and loaded whole, beside a small world.
 * ``scale``: :mod:`bench.fleet_scenarios`: a 100-robot warehouse fleet, a 1,000-robot swarm,
   the cost per robot from 1 to 1,000 robots, and the start-up of a 4000 x 4000 map.
+* ``rendering``: :mod:`bench.rendering`: milliseconds per picture of the office (a fixed view, a
+  turning view, a camera's view around the driving cleaner) and a recording's frames a second.
 
 ``--quick`` (what ``make bench`` runs) does one run of each with shorter windows and scales to
 100 robots; without it every scenario runs ``--repeats`` times and the scaling goes to 1,000.
@@ -234,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     from bench import fleet_scenarios
 
     scale = fleet_scenarios.run(args.seconds, args.quick)
+    from bench import rendering
+
+    rendering_runs = [rendering.run(args.seconds) for _ in range(args.repeats)]
+    pictures = {name: median_of([run[name] for run in rendering_runs]) for name in rendering_runs[0]}
     medians = {name: median_of(results) for name, results in runs.items()}
     laser = median_of(laser_runs)
     for key in ("max_abs_difference_m", "beams_beyond_tolerance", "beyond_tolerance_unexplained"):
@@ -278,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}: {m['startup_s']:.2f} s, peak {m['peak_rss_mib']:.0f} MiB, {m['edges']:.0f} edges")
         else:
             print(f"  {name}: {m['rtf']:.2f}x real time, {m['ms_per_step']:.2f} ms/step, start-up {m['startup_s']:.1f} s")
+    print("\nrendering, office world (ms per picture)")
+    for name, m in pictures.items():
+        rate = f" ({m['frames_per_s']:.0f} frames/s, stepping included)" if "frames_per_s" in m else ""
+        print(f"  {name:28} {m['ms_per_frame']:7.3f} ms{rate}")
     print(f"peak RSS {peak_rss_mib:.0f} MiB; medians of {args.repeats} runs of {args.seconds:g} s.")
 
     result = {
@@ -292,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
         "levels": levels,
         "scale": scale,
         "level_runs": level_runs,
+        "rendering": pictures,
+        "rendering_runs": rendering_runs,
         "peak_rss_mib": peak_rss_mib,
     }
     print("\ntargets")

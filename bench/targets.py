@@ -16,6 +16,7 @@ Result = dict[str, Any]
 SWARM = "swarm: 1000 robots, 32-beam 3 m sensors at 10 Hz, physics 50 Hz"
 FLEET = "fleet: 100 robots, 720-beam 30 m lasers at 10 Hz, physics 100 Hz"
 STARTUP = "startup 4000x4000 map"
+CAMERA = "camera, 10 m, 256 px"
 #: Largest spread of the cost of one more robot across robot counts that still counts as flat.
 FLAT_SPREAD = 2.0
 #: Margin shown for a met zero bound (and the most any margin is drawn with).
@@ -100,6 +101,7 @@ TARGETS: tuple[Target, ...] = (
     Target("10k models streamed vs whole", "x faster", 10.0, True, lambda r: _level_ratio(r, *_LEVELS, faster=True)),
     Target("1 km map streamed vs small", "x", 1.5, False, lambda r: _level_ratio(r, *_MAP, faster=False)),
     Target("1 km map streamed vs whole", "x faster", 10.0, True, lambda r: _level_ratio(r, *_MAP, faster=True)),
+    Target("camera picture, 256 x 256", "ms", 1.0, False, lambda r: r["rendering"][CAMERA]["ms_per_frame"]),
 )
 
 
