@@ -75,6 +75,7 @@ ENABLED_SENSOR_DISPLAYS = 10
 READABLE_LINE_PIXELS = 2.0
 
 LASER_TYPE = "Laser"
+CAMERA_TYPE = "Camera"
 DRIVE_TYPES = ("DiffDrive", "TricycleDrive")
 #: Colours of the LaserScan displays, in turn.
 SCAN_COLORS = ("255; 64; 64", "64; 200; 255", "255; 200; 0", "200; 90; 255", "90; 255; 120", "255; 140; 200")
@@ -108,8 +109,8 @@ class Extent:
 
 @dataclass(frozen=True)
 class SensorTopic:
-    """A topic a model's plugin publishes: ``kind`` (``laser`` or ``odometry``), model, plugin and
-    the fully qualified topic."""
+    """A topic a model's plugin publishes: ``kind`` (``laser``, ``camera`` or ``odometry``), model,
+    plugin and the fully qualified topic."""
 
     kind: str
     model: str
@@ -254,6 +255,8 @@ def summarize_world(
                 where = f"{plugin.source}: {plugin.location}"
                 if plugin.plugin_type == LASER_TYPE:
                     topic = _string(plugin.config, "topic", "scan", where)
+                elif plugin.plugin_type == CAMERA_TYPE:
+                    topic = _string(plugin.config, "topic", "image_raw", where)
                 elif plugin.plugin_type in DRIVE_TYPES:
                     enabled = plugin.config.get("enable_odom_pub", True)
                     if enabled is False:
@@ -262,7 +265,7 @@ def summarize_world(
                 else:
                     continue
                 full = expand_topic(plugin_topic(entry.namespace, topic), node_name, namespace)
-                kind = "laser" if plugin.plugin_type == LASER_TYPE else "odometry"
+                kind = {LASER_TYPE: "laser", CAMERA_TYPE: "camera"}.get(plugin.plugin_type, "odometry")
                 summary.sensors.append(SensorTopic(kind, entry.name, plugin.name, full))
         except ConfigError as exc:
             raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
@@ -406,6 +409,20 @@ def rviz_config(
             "Use Fixed Frame": True,
             "Value": enabled,
         })
+    cameras = [sensor for sensor in summary.sensors if sensor.kind == "camera"][:max_sensor_displays]
+    for index, sensor in enumerate(cameras):
+        enabled = index < enabled_sensor_displays
+        displays.append({
+            "Class": "rviz_default_plugins/Image",
+            "Enabled": enabled,
+            "Name": f"Camera {sensor.model}/{sensor.plugin}",
+            "Max Value": 1,
+            "Median window": 5,
+            "Min Value": 0,
+            "Normalize Range": False,
+            "Topic": _topic(sensor.topic, "Volatile", "Reliable", 5),
+            "Value": enabled,
+        })
     drives = [sensor for sensor in summary.sensors if sensor.kind == "odometry"][:max_sensor_displays]
     for sensor in drives:
         displays.append({
@@ -536,7 +553,8 @@ def write_rviz_config(
             config,
             f"RViz 2 configuration for {world_path} (server node {node}), written by\n"
             "python -m sim_server.ros.rviz_config WORLD_YAML OUT.rviz: markers of every layer and model\n"
-            "(MarkerArray namespaces toggle entities), the models' laser scans, the whole world in view.\n"
+            "(MarkerArray namespaces toggle entities), the models' laser scans and camera pictures,\n"
+            "the whole world in view.\n"
             f"At this zoom ({scale:g} pixels per metre) the server's marker_line_width:={readable:.2g}"
             " draws 2-pixel lines.",
         )

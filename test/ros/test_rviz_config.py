@@ -13,6 +13,7 @@ import yaml
 from rclpy.expand_topic_name import expand_topic_name
 from rclpy.parameter import Parameter
 
+from sim_plugins.camera import Camera
 from sim_plugins.laser import Laser
 from sim_server.core.errors import ConfigError
 from sim_server.core.world import World
@@ -100,6 +101,15 @@ def test_a_scan_display_per_laser_on_the_topic_the_server_publishes(ros_context,
         )
         scans = displays(config, "LaserScan")
         assert sorted(d["Topic"]["Value"] for d in scans) == lasers
+        cameras = sorted(
+            plugin._publisher.topic_name
+            for model in world.models.values()
+            for plugin in world.plugins.plugins_of(model)
+            if isinstance(plugin, Camera)
+        )
+        images = displays(config, "Image")
+        assert sorted(d["Topic"]["Value"] for d in images) == cameras
+        assert all(d["Topic"]["Reliability Policy"] == "Reliable" for d in images)
         assert all(d["Enabled"] and d["Topic"]["Reliability Policy"] == "Best Effort" for d in scans)
         markers = displays(config, "MarkerArray")
         assert tuple(d["Topic"]["Value"] for d in markers) == server.visualization.all_topics
