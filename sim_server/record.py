@@ -9,7 +9,9 @@ file defining ``control(world)``, called before every step). The view is everyth
 (default), a fixed rectangle (``--view``) or one that follows a model (``--follow``, with
 ``--turn`` to keep its heading up). Ctrl-C or SIGTERM stops early and keeps what was recorded.
 
-Exit codes: 0 done (also when stopped early), 1 the world or the script failed, 2 bad arguments.
+Exit codes: 0 done (also when stopped early: the file holds what was recorded); 1 the world file
+is missing or does not load, the script failed or the run could not go on (no file is left); 2
+arguments that cannot be used (nothing is run). Errors are one line on stderr.
 """
 
 from __future__ import annotations
@@ -31,13 +33,21 @@ from sim_server.rendering.renderer import MAX_PIXELS_SIDE, View
 DEFAULT_FOLLOW_FIELD = (20.0, 20.0)
 
 
+#: How the program names itself in errors (as argparse does).
+PROG = "python -m sim_server.record"
+
+
 class UsageError(Exception):
-    """Arguments that do not fit the world (an unknown model, say)."""
+    """Arguments that cannot be used (an unknown model, a view of no size): exit 2."""
+
+
+class RunError(Exception):
+    """The run could not go on (the followed model left the world): exit 1."""
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m sim_server.record",
+        prog=PROG,
         description="Run a world headless (no ROS, no display) and write a GIF, MP4 or PNG of it.",
     )
     parser.add_argument("world", type=Path, help="the world file (Flatland YAML)")
@@ -53,32 +63,36 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help=f"size of the followed view, m (default {DEFAULT_FOLLOW_FIELD[0]:g} x {DEFAULT_FOLLOW_FIELD[1]:g})")
     parser.add_argument("--turn", action="store_true", help="with --follow: turn with the model, its heading up")
     parser.add_argument("--drive", nargs=3, action="append", default=[], metavar=("MODEL", "LINEAR", "ANGULAR"),
-                        help="a constant command for a model's drive (repeatable)")
+                        help="a constant command for a model's drive, set before the run (repeatable: a later one "
+                             "for the same model wins; a --script may change it)")
     parser.add_argument("--script", type=Path, help="a Python file defining control(world), called before every step")
     parser.add_argument("--lasers", action="store_true", help="draw the lasers' rays")
     parser.add_argument("--trails", action="store_true", help="draw the path of every model")
     parser.add_argument("--step-size", type=float, default=None, help="physics step, s (default: the simulator's)")
     parser.add_argument("--seed", type=int, default=None, help="seed of every noise source (default: none, runs differ)")
     parser.add_argument("--levels", action="store_true", help="stream the world's levels as performers move (as enable_levels)")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse arguments that parse but cannot be used (:class:`UsageError`, one line)."""
     if not 1 <= args.pixels <= MAX_PIXELS_SIDE:
-        parser.error(f"--pixels must be from 1 to {MAX_PIXELS_SIDE}, got {args.pixels}")
+        raise UsageError(f"--pixels must be from 1 to {MAX_PIXELS_SIDE}, got {args.pixels}")
     if not all(math.isfinite(v) for v in [*(args.view or []), *(args.field or [])]):
-        parser.error("--view and --field take finite numbers")
+        raise UsageError("--view and --field take finite numbers")
     if args.view and (args.view[2] <= 0 or args.view[3] <= 0):
-        parser.error(f"--view needs a width and a height > 0, got {args.view[2]:g} x {args.view[3]:g}")
+        raise UsageError(f"--view needs a width and a height > 0, got {args.view[2]:g} x {args.view[3]:g}")
     if args.field and (args.field[0] <= 0 or args.field[1] <= 0):
-        parser.error(f"--field needs a width and a height > 0, got {args.field[0]:g} x {args.field[1]:g}")
+        raise UsageError(f"--field needs a width and a height > 0, got {args.field[0]:g} x {args.field[1]:g}")
     if args.view and args.follow:
-        parser.error("--view and --follow cannot be used together")
+        raise UsageError("--view and --follow cannot be used together")
     if (args.field or args.turn) and not args.follow:
-        parser.error("--field and --turn go with --follow")
+        raise UsageError("--field and --turn go with --follow")
     for model, linear, angular in args.drive:
         if not (_is_number(linear) and _is_number(angular)):
-            parser.error(f"--drive {model} {linear} {angular}: LINEAR and ANGULAR must be numbers")
+            raise UsageError(f"--drive {model} {linear} {angular}: LINEAR and ANGULAR must be numbers")
     if args.step_size is not None and not (math.isfinite(args.step_size) and args.step_size > 0):
-        parser.error(f"--step-size must be a number > 0, got {args.step_size}")
-    return args
+        raise UsageError(f"--step-size must be a number > 0, got {args.step_size}")
 
 
 def _is_number(text: str | float) -> bool:
@@ -108,7 +122,7 @@ def view_maker(world, args: argparse.Namespace) -> Callable:
         def follow(current) -> View:
             model = current.models.get(args.follow)
             if model is None:
-                raise UsageError(f'--follow: model "{args.follow}" left the world')
+                raise RunError(f'--follow: model "{args.follow}" left the world at {current.time.sim_time:.3f} s')
             pose = model.pose
             yaw = pose.theta - 0.5 * math.pi if args.turn else 0.0
             return View(pose.x, pose.y, width, height, sides[0], sides[1], yaw)
@@ -169,6 +183,11 @@ def _names(world) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        check_args(args)
+    except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
     from sim_server.core.world import World  # after the arguments: --help is quick
 
     stopping = []
@@ -197,13 +216,13 @@ def main(argv: list[str] | None = None) -> int:
             stop=lambda: bool(stopping),
         )
     except (UsageError, RecordingError) as error:
-        print(f"sim_server.record: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    except (SimError, ScriptError) as error:
-        print(f"sim_server.record: error: {error}", file=sys.stderr)
+    except (SimError, ScriptError, RunError) as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
     except OSError as error:  # the file, while writing it (a full disk, say)
-        print(f"sim_server.record: error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
+        print(f"{PROG}: error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
         return 1
     finally:
         if world is not None:

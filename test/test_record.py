@@ -86,6 +86,7 @@ def test_a_failing_script_is_one_line_naming_its_line(capsys, tmp_path: Path, ca
     code, said, err = run(capsys, TUNNEL_WORLD, "--seconds", "1", "--script", script, "--out", tmp_path / "x.gif")
     assert code in (1, 2) and fault in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.gif").exists()  # a failed recording leaves no file
 
 
 BAD = [
@@ -121,6 +122,8 @@ def test_bad_arguments_are_one_line_and_code_2(capsys, tmp_path: Path, extra: li
     got, said, err = run(capsys, DEMO_WORLD, *extra)
     assert got == code and fault in err, err
     assert "Traceback" not in err and not said
+    if fault != "invalid float":  # argparse's own errors come after its usage lines
+        assert err.startswith("python -m sim_server.record: error: ") and len(err.splitlines()) == 1
     assert not list(tmp_path.iterdir())  # nothing written
 
 
@@ -135,6 +138,26 @@ def test_a_bad_world_is_one_line_and_code_1(capsys, tmp_path: Path, text: str | 
         world.write_text(text)
     code, said, err = run(capsys, world, "--out", tmp_path / "x.gif")
     assert code == 1 and fault in err and "Traceback" not in err
+
+
+def test_an_mp4_says_the_size_it_wrote(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "odd.mp4"
+    code, said, err = run(capsys, DEMO_WORLD, "--seconds", "0.2", "--pixels", "101", "--out", out)
+    assert code == 0, err
+    import av
+
+    with av.open(str(out)) as video:
+        stream = video.streams.video[0]
+        assert f"of {stream.width} x {stream.height} pixels" in said and stream.width == 100
+
+
+def test_a_followed_model_that_leaves_ends_the_run_with_code_1(capsys, tmp_path: Path) -> None:
+    script = tmp_path / "control.py"
+    script.write_text("def control(world):\n    if world.time.sim_time > 0.5 and 'hauler' in world.models:\n        world.delete_model('hauler')\n")
+    out = tmp_path / "x.mp4"
+    code, said, err = run(capsys, TUNNEL_WORLD, "--seconds", "2", "--script", script, "--follow", "hauler", "--out", out)
+    assert code == 1 and 'model "hauler" left the world at 0.600 s' in err and "Traceback" not in err
+    assert not out.exists()
 
 
 def test_help_works(capsys) -> None:

@@ -6,7 +6,8 @@ PNG, with no display and no GPU.
 frames fall on whole steps without drifting (frame k after ``round(k * period / step)`` steps).
 The writers are chosen by the file's extension (:func:`writer_for`): ``.gif`` (Pillow; at most
 :data:`MAX_GIF_FRAMES` frames, as a GIF is assembled in memory), ``.mp4`` (PyAV's FFmpeg with
-libx264, streamed to the file, sides made even as H.264 needs) and ``.png`` (the last frame).
+libx264, streamed to the file, sides made even as H.264 needs) and ``.png`` (the last frame, the
+only one drawn). A recording stopped by ``stop`` keeps what it has; one that fails leaves no file.
 
 No rclpy here: this drives the in-process world (:mod:`sim_server.core`).
 """
@@ -41,7 +42,15 @@ class RecordingError(Exception):
 
 
 class FrameWriter(Protocol):
-    """Takes the frames of a recording and writes the file."""
+    """Takes the frames of a recording and writes the file.
+
+    Attributes:
+        size: (width, height) of the frames as written, (0, 0) before the first.
+        keeps_every_frame: False when only the last frame is written (then only it is drawn).
+    """
+
+    size: tuple[int, int]
+    keeps_every_frame: bool
 
     def add(self, frame: np.ndarray) -> None: ...
 
@@ -49,13 +58,18 @@ class FrameWriter(Protocol):
 
 
 class GifWriter:
-    """An animated GIF that loops, each frame shown 1 / ``fps`` s (Pillow, 256 colours a frame)."""
+    """An animated GIF that loops, each frame shown 1 / ``fps`` s (Pillow, 256 colours a frame;
+    equal frames in a row are stored as one shown longer)."""
+
+    keeps_every_frame = True
 
     def __init__(self, path: Path, fps: float) -> None:
         self.path, self.fps = path, fps
+        self.size = (0, 0)
         self._frames: list[Image.Image] = []
 
     def add(self, frame: np.ndarray) -> None:
+        self.size = (frame.shape[1], frame.shape[0])
         if len(self._frames) >= MAX_GIF_FRAMES:
             raise RecordingError(
                 f"a GIF holds at most {MAX_GIF_FRAMES} frames; record an .mp4, fewer seconds or fewer frames a second"
@@ -77,6 +91,7 @@ class Mp4Writer:
         import av  # only for videos: a large library
 
         self.path = path
+        self.size = (0, 0)
         self._av = av
         self._container = av.open(str(path), mode="w")
         self._stream = self._container.add_stream("libx264", rate=_frame_rate(fps))
@@ -84,10 +99,15 @@ class Mp4Writer:
         self._stream.options = {"crf": "20"}
         self._sized = False
 
+    keeps_every_frame = True
+
     def add(self, frame: np.ndarray) -> None:
         height, width = frame.shape[:2]
         if not self._sized:
+            if width < 2 or height < 2:
+                raise RecordingError(f"an MP4's sides must be 2 pixels or more, got {width} x {height}")
             self._stream.width, self._stream.height = width - width % 2, height - height % 2
+            self.size = (self._stream.width, self._stream.height)
             self._sized = True
         frame = frame[: self._stream.height, : self._stream.width]
         picture = self._av.VideoFrame.from_ndarray(np.ascontiguousarray(frame), format="rgb24")
@@ -104,11 +124,15 @@ class Mp4Writer:
 class PngWriter:
     """A PNG of the last frame."""
 
+    keeps_every_frame = False
+
     def __init__(self, path: Path, fps: float) -> None:
         self.path = path
+        self.size = (0, 0)
         self._last: np.ndarray | None = None
 
     def add(self, frame: np.ndarray) -> None:
+        self.size = (frame.shape[1], frame.shape[0])
         self._last = frame
 
     def close(self) -> None:
@@ -189,7 +213,8 @@ def record(
             what it has.
 
     Raises:
-        RecordingError: a setting or the file cannot be used.
+        RecordingError: a setting or the file cannot be used. Whatever ``before_step``, ``view``
+            or the file raises also ends the recording; then no file is left.
     """
     if not (math.isfinite(seconds) and seconds >= 0.0):
         raise RecordingError(f"the seconds to record must be a finite number >= 0, got {seconds}")
@@ -210,7 +235,7 @@ def record(
     renderer = Renderer(world)
     trail = Trails() if trails else None
     writer = writer_for(path, fps)
-    start, steps_done, done, shape = time.perf_counter(), 0, 0, (0, 0)
+    start, steps_done, done = time.perf_counter(), 0, 0
     interrupted = False
     try:
         for index in range(frames):
@@ -225,11 +250,28 @@ def record(
                 break
             if trail is not None:
                 trail.record(world)
-            overlays = ([laser_rays(world)] if lasers else []) + (trail.overlays() if trail is not None else [])
-            frame = renderer.render(view_of(world), overlays)
-            writer.add(frame)
-            shape = frame.shape[:2]
             done += 1
-    finally:
+            if writer.keeps_every_frame or index == frames - 1:
+                writer.add(_frame(renderer, view_of(world), world, lasers, trail))
+        if not writer.keeps_every_frame and done < frames:  # stopped early: the frame of now
+            writer.add(_frame(renderer, view_of(world), world, lasers, trail))
         writer.close()
-    return Recording(path, done, shape[1], shape[0], steps_done * world.time.step_size, time.perf_counter() - start, interrupted)
+    except BaseException:
+        _discard(writer, path)
+        raise
+    width, height = writer.size
+    return Recording(path, done, width, height, steps_done * world.time.step_size, time.perf_counter() - start, interrupted)
+
+
+def _frame(renderer: Renderer, view: View, world: "World", lasers: bool, trail: Trails | None) -> np.ndarray:
+    overlays = ([laser_rays(world)] if lasers else []) + (trail.overlays() if trail is not None else [])
+    return renderer.render(view, overlays)
+
+
+def _discard(writer: FrameWriter, path: Path) -> None:
+    """A recording that failed leaves no file (a half-written one would pass for the run)."""
+    try:
+        writer.close()
+    except Exception:  # noqa: BLE001 - already failing: the first error is the one to report
+        pass
+    path.unlink(missing_ok=True)

@@ -110,6 +110,30 @@ def test_a_png_is_the_last_frame(world: World, tmp_path: Path) -> None:
         assert np.array_equal(np.asarray(png.convert("RGB")), world.render(VIEW))
 
 
+def test_a_png_draws_only_its_frame(world: World, tmp_path: Path, monkeypatch) -> None:
+    from sim_server.rendering.renderer import Renderer
+
+    drawn = []
+    original = Renderer.render
+    monkeypatch.setattr(Renderer, "render", lambda self, view, overlays=(): drawn.append(1) or original(self, view, overlays))
+    result = record(world, tmp_path / "end.png", 2.0, view=lambda _: VIEW, trails=True)
+    assert result.frames == 21 and len(drawn) == 1
+    asked = []
+    result = record(world, tmp_path / "early.png", 2.0, view=lambda _: VIEW, stop=lambda: asked.append(1) or len(asked) > 4)
+    assert result.interrupted and result.frames == 5 and len(drawn) == 2  # stopped: the frame of then
+
+
+def test_a_failed_recording_leaves_no_file(world: World, tmp_path: Path) -> None:
+    def fail(w: World) -> None:
+        if w.time.sim_time > 0.5:
+            raise RuntimeError("the driver gave up")
+
+    for name in ("run.gif", "run.mp4", "run.png"):
+        with pytest.raises(RuntimeError, match="gave up"):
+            record(world, tmp_path / name, 1.0, view=lambda _: VIEW, before_step=fail)
+        assert not (tmp_path / name).exists()
+
+
 def test_a_followed_view_moves_with_the_robot(world: World, tmp_path: Path) -> None:
     drive(world, 1.0, 0.0)
     follow = lambda w: View(w.model("bot").pose.x, w.model("bot").pose.y, 4.0, 4.0, 40, 40)  # noqa: E731
