@@ -7,8 +7,8 @@ image up its +y, so at yaw 0 east (+x) is right and north (+y) up (REP 103). The
 layer's colour, bodies filled in their colour (its alpha blended) and outlined opaque, on RViz's
 dark grey.
 
-Walls are drawn by a compiled rasterizer (:mod:`sim_server.rendering.raster`), footprints with
-Pillow. A :class:`Renderer` keeps the walls of its last view and draws only the models again
+Everything is drawn by a compiled rasterizer (:mod:`sim_server.rendering.raster`), which visits
+only the pixels of the picture, however large or small the shapes are. A :class:`Renderer` keeps the walls of its last view and draws only the models again
 while neither the view nor the loaded walls change (a fixed view, as in a recording).
 
 No rclpy here.
@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
-from PIL import Image, ImageDraw
-
-from sim_server.rendering.raster import draw_segments
+from sim_server.rendering.raster import Shapes, draw_segments
 
 if TYPE_CHECKING:
     from sim_server.core.world import World
@@ -139,11 +137,12 @@ class Renderer:
             affine = view.affine()
             for overlay in overlays:
                 draw_segments(walls, overlay.segments, affine, overlay.rgba)
-        image = Image.fromarray(walls)
-        draw = ImageDraw.Draw(image, "RGBA")
+        picture = walls.copy() if not overlays else walls  # overlays drew on a copy already
+        shapes = Shapes()
         for model in self.world.all_models():
-            _draw_model(draw, view, model)
-        return np.asarray(image)
+            _add_model(shapes, model)
+        shapes.draw(picture, view.affine())
+        return picture
 
     def _wall_picture(self, view: View) -> np.ndarray:
         key = (view, self.world.static_geometry_version, id(self.world))
@@ -205,16 +204,11 @@ def _edges_box(edges: np.ndarray) -> tuple[float, float, float, float] | None:
     return _box(edges.reshape(-1, 2)) if len(edges) else None
 
 
-def _draw_model(draw: ImageDraw.ImageDraw, view: View, model) -> None:
-    scale_x, scale_y = view.pixels_x / view.width, view.pixels_y / view.height
+def _add_model(shapes: Shapes, model) -> None:
     for body, outline in model.world_footprints():
         fill = _rgba(body.spec.color)
         line = _rgba(body.spec.color, alpha=1.0)
         if isinstance(outline, tuple):
-            x, y, radius = outline
-            (column, row), = view.to_pixels(np.array([[x, y]]))
-            rx, ry = radius * scale_x, radius * scale_y
-            draw.ellipse((column - rx, row - ry, column + rx, row + ry), fill=fill, outline=line)
+            shapes.circle(*outline, fill, line)
         else:
-            corners = [tuple(p) for p in view.to_pixels(np.array(outline))]
-            draw.polygon(corners, fill=fill, outline=line)
+            shapes.polygon(outline, fill, line)

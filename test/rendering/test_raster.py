@@ -7,10 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from sim_server.rendering.raster import draw_segments
+from sim_server.rendering.raster import IDENTITY, Shapes, draw_segments
 
-#: Pixels are world units: column = x, row = y.
-IDENTITY = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0])
 WHITE = (255, 255, 255, 255)
 
 
@@ -102,3 +100,92 @@ def test_non_finite_segments_and_segments_outside_are_skipped(bad: float) -> Non
     assert draw_segments(canvas, segments, IDENTITY, WHITE) == 0
     assert not canvas.any()
     assert draw_segments(canvas, np.empty((0, 4)), IDENTITY, WHITE) == 0
+
+
+FILL = (0, 0, 255, 255)
+LINE = (255, 255, 0, 255)
+
+
+def shapes_picture(add, size: int = 40) -> np.ndarray:
+    canvas = np.zeros((size, size, 3), dtype=np.uint8)
+    shapes = Shapes()
+    add(shapes)
+    shapes.draw(canvas, IDENTITY)
+    return canvas
+
+
+def inside_convex(px: float, py: float, corners: np.ndarray) -> float:
+    """The signed distance inside a counter-clockwise convex polygon (negative outside)."""
+    distances = []
+    for (x0, y0), (x1, y1) in zip(corners, np.roll(corners, -1, axis=0)):
+        length = math.hypot(x1 - x0, y1 - y0)
+        distances.append(((x1 - x0) * (py - y0) - (y1 - y0) * (px - x0)) / length)
+    return min(distances)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_generated_polygons_cover_their_inside_and_nothing_far_outside(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        angles = np.sort(rng.uniform(0, 2 * math.pi, rng.integers(3, 9)))
+        radius = rng.choice([0.4, 5.0, 30.0, 1e6])
+        centre = rng.uniform(-10, 50, 2)
+        corners = centre + radius * np.column_stack((np.cos(angles), np.sin(angles)))
+        picture = shapes_picture(lambda s: s.polygon(corners, FILL, LINE))
+        for row in range(40):
+            for column in range(40):
+                depth = inside_convex(column + 0.5, row + 0.5, corners)
+                colour = tuple(picture[row, column])
+                if depth > 1e-6:
+                    assert colour in (FILL[:3], LINE[:3]), (row, column)
+                elif depth < -1.0:
+                    assert colour == (0, 0, 0), (row, column)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_generated_ellipses_cover_their_inside_with_an_outline(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        cx, cy = rng.uniform(-10, 50, 2)
+        radius = rng.choice([0.3, 3.0, 15.0, 1e6])
+        picture = shapes_picture(lambda s: s.circle(cx, cy, radius, FILL, LINE))
+        for row in range(40):
+            for column in range(40):
+                distance = math.hypot(column + 0.5 - cx, row + 0.5 - cy)
+                colour = tuple(picture[row, column])
+                if distance < radius - 1.5:
+                    assert colour == FILL[:3], (row, column)
+                elif distance < radius:
+                    assert colour in (FILL[:3], LINE[:3])
+                elif distance > radius + 1.0:
+                    assert colour == (0, 0, 0)
+
+
+def test_shapes_smaller_than_a_pixel_still_show() -> None:
+    picture = shapes_picture(lambda s: s.circle(10.3, 20.6, 0.2, FILL, LINE))
+    assert drawn(picture) == {(20, 10)} and tuple(picture[20, 10]) == LINE[:3]
+    sliver = shapes_picture(lambda s: s.polygon([(5.2, 5.2), (30.0, 5.3), (30.0, 5.35)], FILL, LINE))
+    assert {column for _, column in drawn(sliver)} == set(range(5, 31))
+
+
+def test_a_view_inside_a_huge_shape_is_all_fill() -> None:
+    for add in (lambda s: s.circle(20.0, 20.0, 1e12, FILL, LINE),
+                lambda s: s.polygon([(-1e12, -1e12), (1e12, -1e12), (0.0, 1e12)], FILL, LINE)):
+        picture = shapes_picture(add)
+        assert (picture == FILL[:3]).all()
+
+
+def test_a_translucent_fill_is_blended_and_the_outline_opaque() -> None:
+    canvas = np.full((20, 20, 3), 100, dtype=np.uint8)
+    shapes = Shapes()
+    shapes.polygon([(2.0, 2.0), (18.0, 2.0), (18.0, 18.0), (2.0, 18.0)], (200, 0, 0, 128), (200, 0, 0, 255))
+    shapes.draw(canvas, IDENTITY)
+    alpha = 128 / 255
+    assert tuple(canvas[10, 10]) == tuple(round(v) for v in (100 + (200 - 100) * alpha, 100 * (1 - alpha), 100 * (1 - alpha)))
+    assert tuple(canvas[2, 10]) == (200, 0, 0) and tuple(canvas[0, 0]) == (100, 100, 100)
+
+
+def test_non_finite_shapes_draw_nothing() -> None:
+    for add in (lambda s: s.circle(math.nan, 1.0, 2.0, FILL, LINE), lambda s: s.circle(1.0, 1.0, math.inf, FILL, LINE),
+                lambda s: s.polygon([(0.0, 0.0), (math.inf, 1.0), (1.0, 5.0)], FILL, LINE)):
+        assert not shapes_picture(add).any()
