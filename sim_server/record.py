@@ -27,7 +27,8 @@ from typing import Callable
 
 from sim_server.core.errors import SimError
 from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record
-from sim_server.rendering.renderer import MAX_PIXELS_SIDE, View
+from sim_server.core.limits import STEP_SIZE
+from sim_server.rendering.renderer import MAX_PIXELS_SIDE, MIN_VIEW_SIZE, View
 
 #: The field (m) of a view that follows a model, when not given.
 DEFAULT_FOLLOW_FIELD = (20.0, 20.0)
@@ -91,8 +92,13 @@ def check_args(args: argparse.Namespace) -> None:
     for model, linear, angular in args.drive:
         if not (_is_number(linear) and _is_number(angular)):
             raise UsageError(f"--drive {model} {linear} {angular}: LINEAR and ANGULAR must be numbers")
-    if args.step_size is not None and not (math.isfinite(args.step_size) and args.step_size > 0):
-        raise UsageError(f"--step-size must be a number > 0, got {args.step_size}")
+    if args.step_size is not None and not STEP_SIZE.contains(args.step_size):
+        raise UsageError(f"--step-size must be {STEP_SIZE.describe()}, got {args.step_size}")
+    for option, sides in (("--view", (args.view or [0, 0, MIN_VIEW_SIZE, MIN_VIEW_SIZE])[2:]), ("--field", args.field or [])):
+        if any(side < MIN_VIEW_SIZE for side in sides):
+            raise UsageError(f"{option} needs sides of at least {MIN_VIEW_SIZE:g} m, got {sides[0]:g} x {sides[1]:g}")
+    if args.seed is not None and not 0 <= args.seed < 2**63:
+        raise UsageError(f"--seed must be a whole number from 0 to 2**63 - 1, got {args.seed}")
 
 
 def _is_number(text: str | float) -> bool:
@@ -148,14 +154,46 @@ def set_drives(world, drives: list[list[str]]) -> None:
             raise UsageError(f"--drive {model_name}: {error}") from None
 
 
-def load_script(path: Path) -> Callable:
+class ScriptInterrupted(BaseException):
+    """Raised into the user's script by Ctrl-C or SIGTERM, so a script that never returns stops."""
+
+
+class Signals:
+    """The signals received (Ctrl-C, SIGTERM); one that arrives while the user's script runs
+    interrupts it (:class:`ScriptInterrupted`), else it is only noted and the recording stops at
+    its next step."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.in_script = False
+
+    def __call__(self, number: int, frame) -> None:
+        self.received.append(number)
+        if self.in_script:
+            self.in_script = False
+            raise ScriptInterrupted()
+
+    def run_script(self, path: Path, function: Callable, *args):
+        """``function(*args)`` of the user's script: its failures as :class:`ScriptError`; a
+        signal ends it early (None is returned then)."""
+        try:
+            self.in_script = True
+            return function(*args)
+        except ScriptInterrupted:
+            return None
+        except BaseException as error:  # noqa: BLE001 - the user's own code, sys.exit included
+            raise ScriptError(path, error) from None
+        finally:
+            self.in_script = False
+
+
+def load_script(path: Path, signals: Signals) -> Callable:
     """The ``control(world)`` function of a script file."""
     if not path.is_file():
         raise UsageError(f'--script: "{path}" is not a file')
-    try:
-        namespace = runpy.run_path(str(path))
-    except Exception as error:  # the user's own code: say where it failed
-        raise ScriptError(path, error) from None
+    namespace = signals.run_script(path, runpy.run_path, str(path))
+    if namespace is None:  # stopped while it loaded
+        return lambda world: None
     control = namespace.get("control")
     if not callable(control):
         raise UsageError(f'--script: "{path}" defines no function control(world)')
@@ -169,6 +207,8 @@ class ScriptError(Exception):
         frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).resolve() == path.resolve()]
         if isinstance(error, SyntaxError) and error.lineno is not None:
             where, message = f"{path}:{error.lineno}", error.msg
+        elif isinstance(error, SystemExit):
+            where, message = (f"{path}:{frames[-1].lineno}" if frames else str(path)), f"the script exited ({error.code})"
         else:
             where, message = (f"{path}:{frames[-1].lineno}" if frames else str(path)), str(error)
         lines = message.splitlines() or [""]
@@ -190,30 +230,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from sim_server.core.world import World  # after the arguments: --help is quick
 
-    stopping = []
-
-    def on_signal(number, frame) -> None:
-        stopping.append(number)
-
+    signals = Signals()
     for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, on_signal)
+        signal.signal(number, signals)
     world = None
     try:
         options = {"step_size": args.step_size} if args.step_size is not None else {}
         world = World.from_file(args.world, seed=args.seed, enable_levels=args.levels, **options)
         set_drives(world, args.drive)
-        control = load_script(args.script) if args.script else None
+        control = load_script(args.script, signals) if args.script else None
 
         def before_step(current) -> None:
-            try:
-                control(current)
-            except Exception as error:
-                raise ScriptError(args.script, error) from None
+            signals.run_script(args.script, control, current)
 
         result: Recording = record(
             world, args.out, args.seconds, fps=args.fps, speed=args.speed, view=view_maker(world, args),
             lasers=args.lasers, trails=args.trails, before_step=before_step if control else None,
-            stop=lambda: bool(stopping),
+            stop=lambda: bool(signals.received),
         )
     except (UsageError, RecordingError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
@@ -221,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     except (SimError, ScriptError, RunError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
+    except ScriptInterrupted:  # a signal in the instant the script was entered or left
+        print(f"{PROG}: stopped while the script ran; nothing written", file=sys.stderr)
+        return 0
     except OSError as error:  # the file, while writing it (a full disk, say)
         print(f"{PROG}: error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
         return 1

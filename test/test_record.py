@@ -72,6 +72,9 @@ SCRIPTS = {
     "raises when loaded": ("x = 1\nraise RuntimeError('no')\n", "control.py:2: RuntimeError: no"),
     "raises when called": ("def control(world):\n    return 1 / 0\n", "control.py:2: ZeroDivisionError"),
     "a message of many lines": ("def control(world):\n    raise ValueError('one\\ntwo')\n", "control.py:2: ValueError: one ..."),
+    "sys.exit": ("import sys\ndef control(world):\n    sys.exit(7)\n", "control.py:3: SystemExit: the script exited (7)"),
+    "KeyboardInterrupt": ("def control(world):\n    raise KeyboardInterrupt\n", "control.py:2: KeyboardInterrupt"),
+    "a BaseException": ("class Odd(BaseException):\n    pass\ndef control(world):\n    raise Odd('x')\n", "control.py:4: Odd: x"),
     "no control": ("def steer(world):\n    pass\n", "defines no function control(world)"),
     "bad command": ("def control(world):\n    world.plugins.find(world.model('hauler'), 'drive').command.linear = float('nan')\n",
                     "control.py:2: ValueError"),
@@ -110,6 +113,16 @@ BAD = [
     (["--drive", "cleaner1", "1e9", "0"], 2, "--drive cleaner1"),
     (["--drive", "walker1", "1", "0"], 2, "has no drive"),
     (["--step-size", "0"], 2, "--step-size"),
+    (["--step-size", "2"], 2, "--step-size"),
+    (["--step-size", "1e-300"], 2, "--step-size"),
+    (["--seed", "-1"], 2, "--seed"),
+    (["--seconds", "1e308"], 2, "at most"),
+    (["--fps", "0.001"], 2, "frames a second must be from 0.01"),
+    (["--fps", "5e-324"], 2, "frames a second"),
+    (["--speed", "1e-320", "--fps", "120"], 2, "speed must be from"),
+    (["--view", "0", "0", "1e-310", "1e-310"], 2, "sides of at least"),
+    (["--follow", "cleaner1", "--field", "1e-320", "1e-320"], 2, "sides of at least"),
+    (["--pixels", "8192", "--seconds", "10"], 2, "more than a GIF is allowed to hold"),
     (["--script", "/no/such/script.py"], 2, "is not a file"),
     (["--seconds", "100", "--fps", "100"], 2, "more than a GIF holds"),
     (["--seconds", "1000", "--fps", "100", "--out", "run.mp4"], 2, "at most 100000"),
@@ -165,16 +178,57 @@ def test_help_works(capsys) -> None:
     assert code == 0 and "--seconds" in said and "--drive MODEL LINEAR ANGULAR" in said
 
 
+def test_a_failed_run_leaves_an_existing_file_as_it_was(capsys, tmp_path: Path) -> None:
+    script = tmp_path / "control.py"
+    script.write_text("def control(world):\n    if world.time.sim_time > 0.3:\n        raise RuntimeError('stop')\n")
+    for name in ("keep.gif", "keep.mp4", "keep.png"):
+        out = tmp_path / name
+        out.write_text("old")
+        code, _, err = run(capsys, TUNNEL_WORLD, "--seconds", "1", "--script", script, "--out", out)
+        assert code == 1 and "RuntimeError: stop" in err
+        assert out.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["control.py", "keep.gif", "keep.mp4", "keep.png"]
+
+
+def test_targets_that_are_not_writable_files_are_refused_before_the_run(capsys, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.gif"
+    os.mkfifo(fifo)
+    (tmp_path / "folder.gif").mkdir()
+    locked = tmp_path / "locked.png"
+    locked.write_text("old")
+    locked.chmod(0o444)
+    cases = [(fifo, "not a regular file"), (tmp_path / "folder.gif", "not a regular file")]
+    if os.geteuid() != 0:  # root may write anyway
+        cases.append((locked, "cannot be written"))
+    for out, fault in cases:
+        code, said, err = run(capsys, DEMO_WORLD, "--seconds", "1", "--out", out)
+        assert code == 2 and fault in err and not said, err
+    assert fifo.is_fifo() and locked.read_text() == "old"
+
+
+LONG_RUNS = {
+    "a long run": ["--seconds", "3000", "--fps", "30"],
+    "a script that never returns": ["--seconds", "10", "--script", "SCRIPT"],
+    "two million steps between frames": ["--seconds", "20000", "--speed", "10000", "--fps", "1"],
+}
+
+
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_stops_early_and_keeps_the_recording(tmp_path: Path, number: int) -> None:
+@pytest.mark.parametrize("case", LONG_RUNS)
+def test_a_signal_stops_early_and_keeps_the_recording(tmp_path: Path, number: int, case: str) -> None:
     out = tmp_path / "long.mp4"
+    script = tmp_path / "forever.py"
+    script.write_text("import time\ndef control(world):\n    if world.time.sim_time > 0.05:\n        while True:\n            time.sleep(0.01)\n")
+    extra = [str(script) if a == "SCRIPT" else a for a in LONG_RUNS[case]]
     process = subprocess.Popen(
-        [sys.executable, "-m", "sim_server.record", str(DEMO_WORLD), "--seconds", "3000", "--fps", "30", "--out", str(out)],
+        [sys.executable, "-m", "sim_server.record", str(DEMO_WORLD), *extra, "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
     )
+    partial = lambda: list(tmp_path.glob(".long.partial-*.mp4"))  # noqa: E731 - the file being written
     deadline = time.monotonic() + 60
-    while not (out.exists() and out.stat().st_size > 0) and time.monotonic() < deadline and process.poll() is None:
+    while not partial() and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.1)
+    time.sleep(1.0)  # into the run
     process.send_signal(number)
     said, err = process.communicate(timeout=60)
     assert process.returncode == 0, err

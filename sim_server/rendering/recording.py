@@ -15,6 +15,7 @@ No rclpy here: this drives the in-process world (:mod:`sim_server.core`).
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +32,17 @@ if TYPE_CHECKING:
 
 #: Most frames of a GIF (it is assembled in memory: about 0.1 MB a frame at 512 x 224).
 MAX_GIF_FRAMES = 3_000
+#: Most pixels of all a GIF's frames together (a byte each in memory): 1 GiB.
+MAX_GIF_PIXELS = 1 << 30
 #: Most frames of any recording (an MP4 at 10 frames a second: almost three hours).
 MAX_FRAMES = 100_000
 #: The extensions :func:`writer_for` knows.
 FORMATS = (".gif", ".mp4", ".png")
+#: Frames a second a video may have (a GIF's delay is whole hundredths of a second, at most
+#: 655.35 s; an MP4's frame rate a fraction of denominator at most 1001).
+FPS_RANGE = (0.01, 120.0)
+#: Sim seconds per video second.
+SPEED_RANGE = (1e-6, 1e6)
 
 
 class RecordingError(Exception):
@@ -144,16 +152,34 @@ WRITERS: dict[str, type] = {".gif": GifWriter, ".mp4": Mp4Writer, ".png": PngWri
 
 
 def writer_for(path: Path, fps: float) -> FrameWriter:
-    """The writer of ``path``'s format (by its extension, see :data:`FORMATS`)."""
+    """The writer of ``path``'s format (by its extension, see :data:`FORMATS`). It writes to a
+    hidden file beside ``path`` (:func:`partial_path`), which :func:`record` puts in place when
+    the recording is done: a run that fails leaves whatever was at ``path`` as it was."""
     writer = WRITERS.get(path.suffix.lower())
     if writer is None:
         raise RecordingError(f'"{path}": the file must end in {", ".join(FORMATS)}, got "{path.suffix}"')
     if not path.parent.is_dir():
         raise RecordingError(f'"{path}": the folder "{path.parent}" does not exist')
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            raise RecordingError(f'"{path}" exists and is not a regular file')
+        if not os.access(path, os.W_OK):
+            raise RecordingError(f'"{path}" exists and cannot be written')
+    partial = partial_path(path)
     try:
-        return writer(path, fps)
+        partial.touch()
+        return writer(partial, fps)
     except OSError as error:
+        partial.unlink(missing_ok=True)
         raise RecordingError(f'"{path}" cannot be written: {error.strerror or error}') from None
+    except Exception as error:  # PyAV's errors: one line
+        partial.unlink(missing_ok=True)
+        raise RecordingError(f'"{path}" cannot be written: {error}') from None
+
+
+def partial_path(path: Path) -> Path:
+    """Where a recording of ``path`` is written until it is done: a hidden file beside it."""
+    return path.with_name(f".{path.stem}.partial-{os.getpid()}{path.suffix}")
 
 
 def _frame_rate(fps: float):
@@ -203,14 +229,14 @@ def record(
         world: the world, at the start of the run.
         path: the file (``.gif``, ``.mp4`` or ``.png``: :func:`writer_for`).
         seconds: sim time to record (s, >= 0; 0: one frame of the world as it is).
-        fps: frames a second of the video (> 0, at most 120).
-        speed: sim seconds per second of video (> 0).
+        fps: frames a second of the video (:data:`FPS_RANGE`).
+        speed: sim seconds per second of video (:data:`SPEED_RANGE`).
         view: the view of each frame (default: everything loaded at the start, 512 pixels).
         lasers: draw the rays of the lasers' last scans.
         trails: draw the path each model has taken.
         before_step: called before every step (to drive robots).
-        stop: asked before every frame but the first; True ends the recording early, keeping
-            what it has.
+        stop: asked before every step and frame after the first frame; True ends the recording
+            early, keeping what it has.
 
     Raises:
         RecordingError: a setting or the file cannot be used. Whatever ``before_step``, ``view``
@@ -218,20 +244,27 @@ def record(
     """
     if not (math.isfinite(seconds) and seconds >= 0.0):
         raise RecordingError(f"the seconds to record must be a finite number >= 0, got {seconds}")
-    if not (math.isfinite(fps) and 0.0 < fps <= 120.0):
-        raise RecordingError(f"frames a second must be > 0 and <= 120, got {fps}")
-    if not (math.isfinite(speed) and speed > 0.0):
-        raise RecordingError(f"the speed must be a finite number > 0, got {speed}")
+    if not (math.isfinite(fps) and FPS_RANGE[0] <= fps <= FPS_RANGE[1]):
+        raise RecordingError(f"frames a second must be from {FPS_RANGE[0]:g} to {FPS_RANGE[1]:g}, got {fps}")
+    if not (math.isfinite(speed) and SPEED_RANGE[0] <= speed <= SPEED_RANGE[1]):
+        raise RecordingError(f"the speed must be from {SPEED_RANGE[0]:g} to {SPEED_RANGE[1]:g}, got {speed}")
     period = speed / fps  # sim seconds between frames
-    frames = int(math.floor(seconds / period + 1e-9)) + 1
-    if frames > MAX_FRAMES:
-        raise RecordingError(f"{seconds:g} s at {fps:g} frames a second and speed {speed:g} is {frames} frames; at most {MAX_FRAMES}")
+    count = seconds / period
+    if count >= MAX_FRAMES:
+        raise RecordingError(f"{seconds:g} s at {fps:g} frames a second and speed {speed:g} is {count:.0f} frames; at most {MAX_FRAMES}")
+    frames = int(math.floor(count + 1e-9)) + 1
     if path.suffix.lower() == ".gif" and frames > MAX_GIF_FRAMES:
         raise RecordingError(
             f"{frames} frames are more than a GIF holds ({MAX_GIF_FRAMES}); record an .mp4, or lower --seconds or --fps"
         )
     fixed = View.fit(world) if view is None else None
     view_of = view or (lambda _: fixed)
+    first = view_of(world)
+    if path.suffix.lower() == ".gif" and frames * first.pixels_x * first.pixels_y > MAX_GIF_PIXELS:
+        raise RecordingError(
+            f"{frames} frames of {first.pixels_x} x {first.pixels_y} pixels are more than a GIF is allowed to hold "
+            f"in memory ({MAX_GIF_PIXELS >> 20} Mi pixels); record an .mp4, fewer frames or fewer pixels"
+        )
     renderer = Renderer(world)
     trail = Trails() if trails else None
     writer = writer_for(path, fps)
@@ -240,7 +273,7 @@ def record(
     try:
         for index in range(frames):
             target = int(round(index * period / world.time.step_size))
-            while steps_done < target:
+            while steps_done < target and not (index and stop()):
                 if before_step is not None:
                     before_step(world)
                 world.step()
@@ -256,8 +289,9 @@ def record(
         if not writer.keeps_every_frame and done < frames:  # stopped early: the frame of now
             writer.add(_frame(renderer, view_of(world), world, lasers, trail))
         writer.close()
+        os.replace(writer.path, path)
     except BaseException:
-        _discard(writer, path)
+        _discard(writer)
         raise
     width, height = writer.size
     return Recording(path, done, width, height, steps_done * world.time.step_size, time.perf_counter() - start, interrupted)
@@ -268,10 +302,10 @@ def _frame(renderer: Renderer, view: View, world: "World", lasers: bool, trail: 
     return renderer.render(view, overlays)
 
 
-def _discard(writer: FrameWriter, path: Path) -> None:
+def _discard(writer: FrameWriter) -> None:
     """A recording that failed leaves no file (a half-written one would pass for the run)."""
     try:
         writer.close()
     except Exception:  # noqa: BLE001 - already failing: the first error is the one to report
         pass
-    path.unlink(missing_ok=True)
+    writer.path.unlink(missing_ok=True)

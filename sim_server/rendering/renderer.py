@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
@@ -29,8 +30,10 @@ if TYPE_CHECKING:
 
 #: The background: RViz's default.
 BACKGROUND = (48, 48, 48)
-#: Most pixels of an image side (a 16k x 16k image is 768 MiB).
-MAX_PIXELS_SIDE = 16_384
+#: Most pixels of an image side (an 8k x 8k picture is 192 MiB; drawing keeps about three).
+MAX_PIXELS_SIDE = 8_192
+#: The smallest side of a view (m): below, the world's coordinates have too few digits left.
+MIN_VIEW_SIZE = 1e-6
 #: The margin around everything that :meth:`View.fit` leaves (a share of the larger side).
 FIT_MARGIN = 0.05
 
@@ -41,7 +44,7 @@ class View:
 
     Attributes:
         x, y: centre of the view in the world (m).
-        width, height: size of the view (m, > 0).
+        width, height: size of the view (m, at least :data:`MIN_VIEW_SIZE`).
         pixels_x, pixels_y: size of the image (1 to :data:`MAX_PIXELS_SIDE`).
         yaw: the angle (rad) of the view's axes from the world's: at yaw 0 north is up; to show a
             body's heading up, use the body's yaw minus pi/2.
@@ -57,10 +60,12 @@ class View:
 
     def __post_init__(self) -> None:
         numbers = (self.x, self.y, self.width, self.height, self.yaw)
-        if not all(math.isfinite(v) for v in numbers) or self.width <= 0.0 or self.height <= 0.0:
-            raise ValueError(f"a view needs a finite centre and yaw and a size > 0, got {self}")
+        if not all(isinstance(v, Real) and not isinstance(v, bool) for v in numbers):
+            raise ValueError(f"a view's centre, size and yaw are numbers, got {self}")
+        if not all(math.isfinite(v) for v in numbers) or min(self.width, self.height) < MIN_VIEW_SIZE:
+            raise ValueError(f"a view needs a finite centre and yaw and sides of at least {MIN_VIEW_SIZE:g} m, got {self}")
         for side in (self.pixels_x, self.pixels_y):
-            if not isinstance(side, int) or not 1 <= side <= MAX_PIXELS_SIDE:
+            if not isinstance(side, Integral) or isinstance(side, bool) or not 1 <= side <= MAX_PIXELS_SIDE:
                 raise ValueError(f"a view's image sides must be whole numbers from 1 to {MAX_PIXELS_SIDE}, got {side}")
 
     @classmethod

@@ -118,9 +118,10 @@ def test_a_png_draws_only_its_frame(world: World, tmp_path: Path, monkeypatch) -
     monkeypatch.setattr(Renderer, "render", lambda self, view, overlays=(): drawn.append(1) or original(self, view, overlays))
     result = record(world, tmp_path / "end.png", 2.0, view=lambda _: VIEW, trails=True)
     assert result.frames == 21 and len(drawn) == 1
-    asked = []
-    result = record(world, tmp_path / "early.png", 2.0, view=lambda _: VIEW, stop=lambda: asked.append(1) or len(asked) > 4)
+    start = world.time.iterations
+    result = record(world, tmp_path / "early.png", 2.0, view=lambda _: VIEW, stop=lambda: world.time.iterations - start >= 45)
     assert result.interrupted and result.frames == 5 and len(drawn) == 2  # stopped: the frame of then
+    assert world.time.iterations - start == 45  # stopped between two frames, at once
 
 
 def test_a_failed_recording_leaves_no_file(world: World, tmp_path: Path) -> None:
@@ -128,10 +129,12 @@ def test_a_failed_recording_leaves_no_file(world: World, tmp_path: Path) -> None
         if w.time.sim_time > 0.5:
             raise RuntimeError("the driver gave up")
 
+    out = tmp_path / "out"
+    out.mkdir()
     for name in ("run.gif", "run.mp4", "run.png"):
         with pytest.raises(RuntimeError, match="gave up"):
-            record(world, tmp_path / name, 1.0, view=lambda _: VIEW, before_step=fail)
-        assert not (tmp_path / name).exists()
+            record(world, out / name, 1.0, view=lambda _: VIEW, before_step=fail)
+    assert not list(out.iterdir())  # neither the files nor their partial copies
 
 
 def test_a_followed_view_moves_with_the_robot(world: World, tmp_path: Path) -> None:
@@ -175,14 +178,8 @@ def test_trails_follow_each_model_in_its_colour(world: World) -> None:
 
 
 def test_stopping_early_keeps_what_was_recorded(world: World, tmp_path: Path) -> None:
-    asked = []
-
-    def stop() -> bool:
-        asked.append(True)
-        return len(asked) > 3
-
-    result = record(world, tmp_path / "run.gif", 5.0, view=lambda _: VIEW, stop=stop)
-    assert result.interrupted and result.frames == 4  # the first frame, then three asked
+    result = record(world, tmp_path / "run.gif", 5.0, view=lambda _: VIEW, stop=lambda: world.time.iterations >= 35)
+    assert result.interrupted and result.frames == 4 and world.time.iterations == 35  # frames at 0, 0.1, 0.2, 0.3 s
     with Image.open(result.path) as gif:
         assert gif_milliseconds(gif) == 400
 
@@ -193,14 +190,18 @@ def test_stopping_early_keeps_what_was_recorded(world: World, tmp_path: Path) ->
     ({"speed": 0.0}, "speed"), ({"speed": -2.0}, "speed"), ({"speed": math.inf}, "speed"),
     ({"name": "run.avi"}, "must end in"), ({"name": "run"}, "must end in"), ({"name": "no/such/folder/run.gif"}, "does not exist"),
     ({"seconds": MAX_GIF_FRAMES / 10.0 + 1.0}, "more than a GIF holds"),
-    ({"seconds": 1e6, "name": "run.mp4"}, "at most"),
+    ({"seconds": 1e6, "name": "run.mp4"}, "at most"), ({"seconds": 1e308, "name": "run.mp4"}, "at most"),
+    ({"fps": 0.001}, "frames a second"), ({"fps": 5e-324}, "frames a second"), ({"speed": 1e-320}, "speed"),
+    ({"seconds": 100.0, "view": View(0.0, 0.0, 10.0, 10.0, 4096, 4096)}, "more than a GIF is allowed to hold"),
 ])
 def test_settings_that_cannot_be_used_are_refused_before_anything_runs(world: World, tmp_path: Path, settings: dict, fault: str) -> None:
     settings = dict(settings)
-    path = tmp_path / settings.pop("name", "run.gif")
+    (tmp_path / "out").mkdir()
+    path = tmp_path / "out" / settings.pop("name", "run.gif")
+    view = settings.pop("view", VIEW)
     with pytest.raises(RecordingError, match=fault):
-        record(world, path, settings.pop("seconds", 1.0), view=lambda _: VIEW, **settings)
-    assert world.time.iterations == 0 and not path.exists()
+        record(world, path, settings.pop("seconds", 1.0), view=lambda _: view, **settings)
+    assert world.time.iterations == 0 and not list((tmp_path / "out").iterdir())
 
 
 def test_the_default_view_shows_everything(world: World, tmp_path: Path) -> None:

@@ -119,7 +119,8 @@ def test_a_fitted_view_shows_everything() -> None:
     "fields",
     [
         {"x": math.nan}, {"yaw": math.inf}, {"width": 0.0}, {"height": -1.0},
-        {"pixels_x": 0}, {"pixels_y": MAX_PIXELS_SIDE + 1}, {"pixels_x": 2.5},
+        {"pixels_x": 0}, {"pixels_y": MAX_PIXELS_SIDE + 1}, {"pixels_x": 2.5}, {"pixels_x": True},
+        {"x": "1"}, {"yaw": None}, {"width": True}, {"width": 1e-9}, {"height": 5e-324},
     ],
 )
 def test_views_that_cannot_be_drawn_are_refused(fields: dict) -> None:
