@@ -59,11 +59,15 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv if argv is None else argv
     running: list[SimServerNode] = []  # the node, once its loop may be asked to stop
+    stopping: list[bool] = []  # set once the server is on its way out: later signals change nothing
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        if stopping:
+            return
         if running:
             running[0].request_stop()
         else:
+            stopping.append(True)
             raise _Interrupted()
 
     previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
@@ -79,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         # Still loading (a stop signal aborts it): the world's lasers compiled the ray caster
         # already; without any, it compiles now, for lasers spawned later.
         warm_up(logger.info)
+        running.append(node)  # from here a stop signal ends the loop, which returns at once if not yet running
         logger.info(
             f'loaded world "{node.params.world_path}": {len(node.world.layers)} layer(s), '
             f"{len(node.world.models)} model(s); step {node.params.step_size} s, "
@@ -86,14 +91,15 @@ def main(argv: list[str] | None = None) -> int:
             + ("" if not node.params.update_rate else " Hz")
         )
         logger.info("services: " + ", ".join(node.service_names))
-        running.append(node)
         node.run()
     except SimError as exc:
+        stopping.append(True)
         print(f"sim_server: error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
     except (_Interrupted, ExternalShutdownException):
         pass
     finally:
+        stopping.append(True)  # a signal while the handlers are put back must not raise (ros2 launch sends two)
         for signum in STOP_SIGNALS:  # shutting down already: a second Ctrl-C changes nothing
             signal.signal(signum, signal.SIG_IGN)
         if node is not None:
