@@ -19,8 +19,9 @@ x to the picture's right, y down the picture, z into the ground. There is no Cam
 picture is an orthographic projection, which the pinhole model cannot describe; a pixel is
 ``field / pixels`` metres.
 
-In-process: :attr:`Camera.last_image` (an (height, width, 3) uint8 array) and
-:meth:`Camera.datapack` (width, height, depth in bytes per pixel, data).
+In-process: :attr:`Camera.last_image` (the last picture taken at the rate, an (height, width, 3)
+uint8 array) and :meth:`Camera.datapack` (the picture now: width, height, depth in bytes per
+pixel, data).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import math
 import numpy as np
 
 from sim_server.core import limits as bounds
+from sim_server.core.entity_names import frame_problem, topic_problem
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugin_api import ModelPlugin, UpdateTimer
 from sim_server.core.state import SCOPE, ImageDatapack
@@ -55,6 +57,9 @@ class Camera(ModelPlugin):
         body_name = config.get_str("body")
         topic = config.get_str("topic", "image_raw")
         frame = config.get_str("frame", self.context.name)
+        for key, problem in (("topic", topic_problem(topic)), ("frame", frame_problem(frame))):
+            if problem:
+                raise config.error(problem, key)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)
         self.timer = UpdateTimer(read_rate(config, "update_rate", DEFAULT_CAMERA_RATE))
@@ -120,28 +125,21 @@ class Camera(ModelPlugin):
         return self.renderer.render(self.view())
 
     def datapack(self) -> ImageDatapack:
-        """The camera's datapack: its last picture, or a new one when it has none yet or the last
-        one is older than one update period (nobody wanted the pictures in between)."""
-        time = self.context.world.time
-        period = self.timer.period_ns
-        stale = period is not None and time.time_ns - (self.last_time_ns or 0) >= max(period, time.step_ns)
-        if self.last_image is None or stale:
-            self._take(time.time_ns)
-        height, width = self.last_image.shape[:2]
+        """The camera's datapack: its picture of the world now, at the current sim time (taken
+        for the asking: a world that is paused may have been changed since the last step)."""
+        image = self.picture()
+        height, width = image.shape[:2]
         name = f"{self.model.name}{SCOPE}{self.context.name}"
-        return ImageDatapack(name, self.frame_id, self.last_time_ns, width, height, DEPTH, self.last_image.tobytes())
+        return ImageDatapack(name, self.frame_id, self.context.world.time.time_ns, width, height, DEPTH, image.tobytes())
 
     def _wanted(self) -> bool:
         return self._publisher is None or self.always_publish or self._listened()
 
-    def _take(self, time_ns: int) -> np.ndarray:
-        self.last_image, self.last_time_ns = self.picture(), time_ns
-        return self.last_image
-
     def after_physics_step(self, time: TimeKeeper) -> None:
         if not self.timer.check(time) or not self._wanted():
             return
-        image = self._take(time.time_ns)
+        image = self.last_image = self.picture()
+        self.last_time_ns = time.time_ns
         if self._publisher is None:
             return
         message = self._message

@@ -26,3 +26,14 @@ class EntityError(SimError):
 
 class RequestError(SimError):
     """A runtime request carries invalid values (a pose that is not finite, say)."""
+
+
+#: Most characters of a foreign error's text quoted in one of ours.
+QUOTED_TEXT_LIMIT = 300
+
+
+def one_line(text: str, limit: int = QUOTED_TEXT_LIMIT) -> str:
+    """``text`` (an error message from a library, say) on one line: whitespace runs become one
+    space, and beyond ``limit`` characters it is cut with ``...``."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from Box2D import b2
 
-from sim_server.core.errors import ConfigError
+from sim_server.core.errors import ConfigError, one_line
 from sim_server.core.model_file import PluginSpec
 from sim_server.core.plugin_api import (
     MODEL_PLUGIN_GROUP,
@@ -172,7 +172,7 @@ class PluginManager:
             self._release_half_made(plugin, context)
             raise ConfigError(
                 f"{spec.source}: {spec.location}: {context.describe()} failed to initialise: "
-                f"{type(exc).__name__}: {exc}"
+                f"{type(exc).__name__}: {one_line(str(exc))}"
             ) from None
         return _LoadedPlugin(plugin, context)
 

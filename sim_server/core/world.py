@@ -339,7 +339,8 @@ class World:
         try:
             return self.models[name]
         except KeyError:
-            raise EntityError(f'model with name "{name}" does not exist') from None
+            shown = name if len(name) <= limits.MAX_NAME_LENGTH else name[: limits.MAX_NAME_LENGTH - 3] + "..."
+            raise EntityError(f'model with name "{shown}" does not exist') from None
 
     def delete_model(self, name: str) -> None:
         """Remove the model called ``name`` with all its bodies and joints."""

@@ -46,7 +46,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from sim_server.core.errors import ConfigError
+from sim_server.core.errors import ConfigError, one_line
 from sim_server.core.geometry import Pose2D
 from sim_server.core.model_file import ModelSpec, load_model_file
 from sim_server.core.world_file import WorldSpec, load_world_file
@@ -509,7 +509,7 @@ def config_text(config: Mapping[str, Any], comment: str = "") -> str:
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return one_line(str(exc)) or type(exc).__name__
 
 
 #: Permissions of the written .rviz files (rw-r--r--).

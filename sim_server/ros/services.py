@@ -14,7 +14,7 @@ from rclpy.node import Node
 from std_srvs.srv import Empty
 
 from sim_msgs.srv import DeleteModel, MoveModel, SpawnModel
-from sim_server.core.errors import RequestError, SimError
+from sim_server.core.errors import RequestError, SimError, one_line
 from sim_server.core.world import World
 from sim_server.ros.conversions import pose2d_from_msg
 from sim_server.ros.world_user import WorldUser
@@ -30,7 +30,9 @@ def quoted(name: str) -> str:
 
 
 def answer(response: Any, action: Callable[[], str], what: str) -> Any:
-    """Run ``action``; fill ``response.success``/``message`` from its result or its error."""
+    """Run ``action``; fill ``response.success``/``message`` from its result or its error
+    (``what`` names the request in the log, cut to one short line)."""
+    what = one_line(what, 200)
     try:
         response.message = action()
         response.success = True

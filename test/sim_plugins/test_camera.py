@@ -142,23 +142,20 @@ def test_the_datapack(tmp_path: Path) -> None:
         world.close()
 
 
-def test_a_datapack_is_taken_when_the_last_picture_is_old(tmp_path: Path) -> None:
-    """A camera whose pictures nobody wanted (as over ROS while nobody subscribes) gives a new
-    picture when its datapack is read one period or more after its last one."""
+def test_the_datapack_is_the_picture_now(tmp_path: Path) -> None:
+    """Not the last picture taken at the rate: a world changed between steps (a model moved
+    while paused) or a camera whose pictures nobody wanted gives the picture of now."""
     world = make_world(tmp_path)
     try:
         camera = camera_of(world)
-        assert camera.datapack().time_ns == 0  # before any step: a picture now
-        camera._wanted = lambda: False
-        for _ in range(3):
-            world.step()
-        world.set_model_state("bot", Pose2D(0.0, 0.0, math.pi / 2), 0.0, 0.0, 0.0)
+        assert camera.datapack().time_ns == 0 and camera.last_image is None  # before any step
         world.step()
-        assert camera.last_time_ns == 0
+        world.set_model_state("bot", Pose2D(0.0, 0.0, math.pi / 2), 0.0, 0.0, 0.0)  # no step since
+        assert wall_pixels(camera.last_image)[1] <= {19, 20}  # the last picture: heading east
         pack = camera.datapack()
-        assert pack.time_ns == world.time.time_ns
+        assert pack.time_ns == world.time.time_ns == camera.last_time_ns
         image = np.frombuffer(pack.data, np.uint8).reshape(80, 80, 3)
-        assert wall_pixels(image)[0] <= {19, 20}  # the new heading
+        assert wall_pixels(image)[0] <= {19, 20}  # now: heading north, the wall ahead
     finally:
         world.close()
 
@@ -175,6 +172,8 @@ def test_the_picture_is_the_renderer_s(tmp_path: Path) -> None:
 
 
 BAD = {
+    "topic": ["", "/a//b", "1abc", "bad topic!!", "a/", "~", "x" * 300],
+    "frame": ["", "a b", "tab\there", "f" * 300],
     "pixels": [0, [0, 10], [10, -1], [10, MAX_CAMERA_PIXELS + 1], [1.5, 10], [True, 10], ["a", 1], [10], [1, 2, 3], "80x80"],
     "field": [[0, 1], [1, -1], [1, math.nan], [1, math.inf], [1, 1e9], [1], "big", [[1], 2]],
     "update_rate": [-1, math.nan, "fast"],
@@ -188,7 +187,13 @@ BAD = {
 def test_bad_configuration_is_refused_naming_the_key(tmp_path: Path, key: str, value) -> None:
     with pytest.raises(ConfigError) as error:
         make_world(tmp_path, {key: value})
-    assert key in str(error.value) and "camera" in str(error.value)
+    message = str(error.value)
+    assert key in message and "camera" in message and "\n" not in message and len(message) < 600
+
+
+@pytest.mark.parametrize("topic", ["image", "/top/image", "~/image", "cam_1/image_raw"])
+def test_topics_as_ros_names_them(tmp_path: Path, topic: str) -> None:
+    make_world(tmp_path, {"topic": topic}).close()
 
 
 def test_a_north_up_camera_refuses_a_turned_origin(tmp_path: Path) -> None:
