@@ -17,15 +17,17 @@ arguments that cannot be used (nothing is run). Errors are one line on stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import math
 import runpy
 import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
-from sim_server.core.errors import SimError
+from sim_server.core.errors import SimError, one_line
 from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record
 from sim_server.core.limits import STEP_SIZE
 from sim_server.rendering.renderer import MAX_PIXELS_SIDE, MIN_VIEW_SIZE, View
@@ -221,6 +223,30 @@ def _names(world) -> str:
     return shown or "no models"
 
 
+class _OneLine(logging.Formatter):
+    """The simulator's warnings (a plugin disabled, say) as one line each, without traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{PROG}: {record.levelname.lower()}: {one_line(record.getMessage(), 1000)}"
+
+
+@contextlib.contextmanager
+def _log_in_one_line() -> Iterator[None]:
+    """Route the ``sim_server`` logger to stderr in :class:`_OneLine` form while recording (and
+    put it back after: a program calling :func:`main` keeps its logging)."""
+    logger = logging.getLogger("sim_server")
+    saved = (logger.handlers[:], logger.level, logger.propagate)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    logger.handlers[:], logger.propagate = [handler], False
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.handlers[:], logger.propagate = saved[0], saved[2]
+        logger.setLevel(saved[1])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
@@ -228,11 +254,20 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
+    with _log_in_one_line():
+        signals = Signals()
+        previous = {number: signal.signal(number, signals) for number in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            return _record(args, signals)
+        finally:
+            if argv is not None:  # called from a program: its handlers back (the command line keeps
+                for number, handler in previous.items():  # ours to the end, so no late Ctrl-C raises)
+                    signal.signal(number, handler)
+
+
+def _record(args: argparse.Namespace, signals: Signals) -> int:
     from sim_server.core.world import World  # after the arguments: --help is quick
 
-    signals = Signals()
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, signals)
     world = None
     try:
         options = {"step_size": args.step_size} if args.step_size is not None else {}
@@ -259,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as error:  # the file, while writing it (a full disk, say)
         print(f"{PROG}: error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # noqa: BLE001 - a script that broke the world's internals, or a bug: one line
+        print(f"{PROG}: error: the run failed: {type(error).__name__}: {one_line(str(error))}", file=sys.stderr)
         return 1
     finally:
         if world is not None:

@@ -75,6 +75,7 @@ SCRIPTS = {
     "sys.exit": ("import sys\ndef control(world):\n    sys.exit(7)\n", "control.py:3: SystemExit: the script exited (7)"),
     "KeyboardInterrupt": ("def control(world):\n    raise KeyboardInterrupt\n", "control.py:2: KeyboardInterrupt"),
     "a BaseException": ("class Odd(BaseException):\n    pass\ndef control(world):\n    raise Odd('x')\n", "control.py:4: Odd: x"),
+    "breaks the world": ("def control(world):\n    world.time.step_size = 0\n", "the run failed: "),
     "no control": ("def steer(world):\n    pass\n", "defines no function control(world)"),
     "bad command": ("def control(world):\n    world.plugins.find(world.model('hauler'), 'drive').command.linear = float('nan')\n",
                     "control.py:2: ValueError"),
@@ -87,8 +88,10 @@ def test_a_failing_script_is_one_line_naming_its_line(capsys, tmp_path: Path, ca
     script = tmp_path / "control.py"
     script.write_text(text)
     code, said, err = run(capsys, TUNNEL_WORLD, "--seconds", "1", "--script", script, "--out", tmp_path / "x.gif")
-    assert code in (1, 2) and fault in err, err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    lines = err.strip().splitlines()
+    assert code in (1, 2) and fault in lines[-1], err
+    assert "Traceback" not in err and all(line.startswith("python -m sim_server.record: ") for line in lines)
+    assert len(lines) == 1 or case == "breaks the world"  # where plugins fail, their warnings come first
     assert not (tmp_path / "x.gif").exists()  # a failed recording leaves no file
 
 
@@ -151,6 +154,18 @@ def test_a_bad_world_is_one_line_and_code_1(capsys, tmp_path: Path, text: str | 
         world.write_text(text)
     code, said, err = run(capsys, world, "--out", tmp_path / "x.gif")
     assert code == 1 and fault in err and "Traceback" not in err
+
+
+def test_plugin_warnings_are_one_line_each(capsys, tmp_path: Path) -> None:
+    """A script that breaks the world's time makes the cleaner's drive fail: the simulator's
+    warnings (the plugin disabled) come as lines of ours, without tracebacks."""
+    script = tmp_path / "control.py"
+    script.write_text("def control(world):\n    world.time.step_size = 0\n")
+    code, _, err = run(capsys, DEMO_WORLD, "--seconds", "1", "--script", script, "--out", tmp_path / "x.gif")
+    lines = err.strip().splitlines()
+    assert code == 1 and "Traceback" not in err and len(lines) >= 2
+    assert all(line.startswith("python -m sim_server.record: ") for line in lines)
+    assert any('plugin "cleaner_drive" (type "TricycleDrive")' in line and "is disabled" in line for line in lines)
 
 
 def test_an_mp4_says_the_size_it_wrote(capsys, tmp_path: Path) -> None:
