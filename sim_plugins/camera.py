@@ -38,6 +38,7 @@ from sim_server.core.state import SCOPE, ImageDatapack
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.yaml_reader import YamlReader, describe
 from sim_server.rendering import Renderer, View
+from sim_server.rendering.renderer import MIN_VIEW_SIZE
 from sim_plugins.common import body_of, read_rate
 
 DEFAULT_CAMERA_RATE = 10.0
@@ -64,6 +65,8 @@ class Camera(ModelPlugin):
         self.always_publish = config.get_bool("always_publish", False)
         self.timer = UpdateTimer(read_rate(config, "update_rate", DEFAULT_CAMERA_RATE))
         self.field = config.get_floats("field", 2, DEFAULT_FIELD, within=bounds.LENGTH)
+        if min(self.field) < MIN_VIEW_SIZE:
+            raise config.error(f"sides must be at least {MIN_VIEW_SIZE:g} m, got {list(self.field)}", "field")
         self.pixels = _read_pixels(config, "pixels")
         self.origin = config.get_pose("origin", Pose2D())
         self.north_up = config.get_bool("north_up", False)

@@ -175,7 +175,7 @@ BAD = {
     "topic": ["", "/a//b", "1abc", "bad topic!!", "a/", "~", "x" * 300],
     "frame": ["", "a b", "tab\there", "f" * 300],
     "pixels": [0, [0, 10], [10, -1], [10, MAX_CAMERA_PIXELS + 1], [1.5, 10], [True, 10], ["a", 1], [10], [1, 2, 3], "80x80"],
-    "field": [[0, 1], [1, -1], [1, math.nan], [1, math.inf], [1, 1e9], [1], "big", [[1], 2]],
+    "field": [[0, 1], [1, -1], [1e-9, 1], [1, 5e-324], [1, math.nan], [1, math.inf], [1, 1e9], [1], "big", [[1], 2]],
     "update_rate": [-1, math.nan, "fast"],
     "north_up": ["yes", 1],
     "origin": [[0, 0], [0, 0, math.nan]],
