@@ -1,0 +1,77 @@
+"""A navigation task: which robot, where starts and goals may be, the rewards and the limits.
+
+Pure data (no Gymnasium, no ROS): :class:`sim_server.learning.navigation_env.NavigationEnv`
+turns it into an environment. Units are metres, seconds and radians.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+#: The bundled room (config/worlds/learning).
+DEFAULT_WORLD = Path(__file__).resolve().parent.parent.parent / "config" / "worlds" / "learning" / "world.yaml"
+
+
+@dataclass(frozen=True)
+class NavigationTask:
+    """Drive ``robot`` from a random start to a random goal without touching anything.
+
+    Attributes:
+        robot: the model that learns (it needs a drive with a velocity command and a laser).
+        drive: its drive plugin's name (DiffDrive: m/s and rad/s).
+        laser: its laser plugin's name.
+        area: (x_min, y_min, x_max, y_max) where starts and goals are drawn (m).
+        clearance: least distance of a start or goal from any wall (m).
+        min_goal_distance: least distance from the start to the goal (m).
+        goal_radius: the goal is reached within this distance of the robot's centre (m).
+        max_linear, max_angular: the commands an action of 1 stands for (m/s, rad/s).
+        control_period: sim seconds an action is held (a whole number of physics steps).
+        beams: laser ranges in the observation (the scan's beams, evenly picked).
+        progress_reward: reward per metre the robot gets closer to the goal.
+        goal_reward: reward for reaching the goal (the episode ends).
+        collision_reward: reward for touching anything (the episode ends).
+        step_reward: reward of every action (a small cost of time).
+        max_episode_steps: actions until the episode is cut short (Gymnasium's TimeLimit).
+    """
+
+    robot: str = "robot"
+    drive: str = "drive"
+    laser: str = "laser"
+    area: tuple[float, float, float, float] = (-4.5, -4.5, 4.5, 4.5)
+    clearance: float = 0.5
+    min_goal_distance: float = 2.0
+    goal_radius: float = 0.3
+    max_linear: float = 1.0
+    max_angular: float = 2.0
+    control_period: float = 0.1
+    beams: int = 36
+    progress_reward: float = 1.0
+    goal_reward: float = 10.0
+    collision_reward: float = -10.0
+    step_reward: float = -0.01
+    max_episode_steps: int = 500
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            numbers = value if isinstance(value, tuple) else (value,)
+            if field.type in ("str",):
+                if not isinstance(value, str) or not value:
+                    raise ValueError(f"NavigationTask.{field.name} must be a name, got {value!r}")
+                continue
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
+                raise ValueError(f"NavigationTask.{field.name} must be finite numbers, got {value!r}")
+        x_min, y_min, x_max, y_max = self.area
+        if not (x_min < x_max and y_min < y_max):
+            raise ValueError(f"NavigationTask.area must be (x_min, y_min, x_max, y_max) with min < max, got {self.area}")
+        for name in ("clearance", "goal_radius", "max_linear", "max_angular", "control_period"):
+            if getattr(self, name) <= 0.0:
+                raise ValueError(f"NavigationTask.{name} must be > 0, got {getattr(self, name)}")
+        if self.min_goal_distance < 0.0:
+            raise ValueError(f"NavigationTask.min_goal_distance must be >= 0, got {self.min_goal_distance}")
+        if not isinstance(self.beams, int) or not 1 <= self.beams <= 100_000:
+            raise ValueError(f"NavigationTask.beams must be a whole number from 1 to 100000, got {self.beams}")
+        if not isinstance(self.max_episode_steps, int) or self.max_episode_steps < 1:
+            raise ValueError(f"NavigationTask.max_episode_steps must be a whole number >= 1, got {self.max_episode_steps}")
