@@ -31,3 +31,13 @@ def test_recording_commands_run_as_written(tmp_path) -> None:
         assert result.returncode == 0, result.stderr
         out = tmp_path / arguments[arguments.index("--out") + 1]
         assert out.stat().st_size > 10_000 and result.stdout.startswith(f"wrote {out.name}: 201 frame(s)")
+
+
+def test_gymnasium_example_runs_as_written() -> None:
+    text = (REPO_ROOT / "README.md").read_text()
+    section = text.split("## Reinforcement learning (Gymnasium)", 1)[1].split("\n## ", 1)[0]
+    example = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    check = example + "\nassert picture.shape[2] == 3 and env.observation_space.contains(observation)\n"
+    check += "import sys\nassert 'rclpy' not in sys.modules, 'the environment imported rclpy'\n"
+    result = subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
