@@ -327,17 +327,10 @@ class ScanScene:
                 fixed = _concatenate([self._level_statics.shapes, fixed])  # level statics first
             segments, bits = [], []
             for layer in self._world.layers:
-                edges = layer.loaded_edges()
+                edges = layer.world_edges()
                 if not len(edges):
                     continue
-                origin = layer.origin
-                cos_t, sin_t = math.cos(origin.theta), math.sin(origin.theta)
-                world_edges = np.empty_like(edges)
-                world_edges[:, 0] = origin.x + cos_t * edges[:, 0] - sin_t * edges[:, 1]
-                world_edges[:, 1] = origin.y + sin_t * edges[:, 0] + cos_t * edges[:, 1]
-                world_edges[:, 2] = origin.x + cos_t * edges[:, 2] - sin_t * edges[:, 3]
-                world_edges[:, 3] = origin.y + sin_t * edges[:, 2] + cos_t * edges[:, 3]
-                segments.append(world_edges)
+                segments.append(edges)
                 bits.append(np.full(len(edges), layer.category_bits, dtype=np.int64))
             all_segments = np.vstack(segments) if segments else np.zeros((0, 4))
             all_bits = np.concatenate(bits) if bits else np.zeros(0, dtype=np.int64)

@@ -8,6 +8,7 @@ unloaded on its own, like a level.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -186,6 +187,19 @@ class Layer:
         """(N, 4) edges of the loaded pieces, layer frame (m)."""
         parts = [piece.edges for piece in self.pieces if piece.loaded]
         return np.vstack(parts) if parts else np.empty((0, 4))
+
+    def world_edges(self) -> np.ndarray:
+        """(N, 4) edges of the loaded pieces, world frame (m): :meth:`loaded_edges` placed at the
+        layer's origin."""
+        edges = self.loaded_edges()
+        origin = self.origin
+        cos_t, sin_t = math.cos(origin.theta), math.sin(origin.theta)
+        result = np.empty_like(edges, dtype=float)
+        for column in (0, 2):
+            x, y = edges[:, column], edges[:, column + 1]
+            result[:, column] = origin.x + cos_t * x - sin_t * y
+            result[:, column + 1] = origin.y + sin_t * x + cos_t * y
+        return result
 
     def load(self, piece: LayerPiece) -> None:
         """Create the piece's static body of edge fixtures."""

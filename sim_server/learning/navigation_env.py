@@ -34,7 +34,6 @@ from sim_server.core.laser_scanner import scan_all
 from sim_server.learning.task import DEFAULT_WORLD, NavigationTask
 from sim_server.rendering import Renderer, View
 from sim_server.rendering.overlays import Overlay, laser_rays
-from sim_server.rendering.renderer import world_edges
 
 #: Tries to find a free start and goal before giving up (the area is then too crowded).
 MAX_PLACEMENT_TRIES = 1000
@@ -86,7 +85,7 @@ class NavigationEnv(gymnasium.Env):
             raise ValueError(f"{world_path}: {self.task.drive} must be a drive and {self.task.laser} a laser")
         count = self._laser.scanner.beam_count
         self._beam_index = np.linspace(0, count - 1, min(self.task.beams, count)).round().astype(np.int64)
-        self._walls = np.concatenate([world_edges(layer) for layer in self.world.layers] or [np.empty((0, 4))])
+        self._walls = np.concatenate([layer.world_edges() for layer in self.world.layers] or [np.empty((0, 4))])
         x_min, y_min, x_max, y_max = self.task.area
         self._scale = math.hypot(x_max - x_min, y_max - y_min)
         beams = len(self._beam_index)

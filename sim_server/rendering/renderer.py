@@ -71,7 +71,7 @@ class View:
     @classmethod
     def fit(cls, world: "World", pixels: int = 512) -> "View":
         """A north-up view of everything loaded (walls and models), ``pixels`` on its longer side."""
-        boxes = [_edges_box(world_edges(layer)) for layer in world.layers]
+        boxes = [_edges_box(layer.world_edges()) for layer in world.layers]
         boxes += [_box(_model_points(model)) for model in world.all_models()]
         boxes = [box for box in boxes if box is not None]
         if not boxes:
@@ -104,21 +104,6 @@ class View:
         c = 0.5 * self.pixels_x - a * self.x - b * self.y
         f = 0.5 * self.pixels_y - d * self.x - e * self.y
         return np.array([a, b, c, d, e, f])
-
-
-def world_edges(layer) -> np.ndarray:
-    """The loaded walls of ``layer`` as (N, 4) segments in the world frame (m)."""
-    edges = layer.loaded_edges()
-    if len(edges) == 0:
-        return edges
-    origin = layer.origin
-    cos, sin = math.cos(origin.theta), math.sin(origin.theta)
-    result = np.empty_like(edges, dtype=float)
-    for column in (0, 2):
-        x, y = edges[:, column], edges[:, column + 1]
-        result[:, column] = origin.x + cos * x - sin * y
-        result[:, column + 1] = origin.y + sin * x + cos * y
-    return result
 
 
 class Renderer:
@@ -167,7 +152,7 @@ class Renderer:
             self._edges, self._edges_key = {}, key
         edges = self._edges.get(id(layer))
         if edges is None:
-            edges = self._edges[id(layer)] = world_edges(layer)
+            edges = self._edges[id(layer)] = layer.world_edges()
         return edges
 
 
