@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from sim_server.rendering.renderer import rgba
+
 if TYPE_CHECKING:
     from sim_server.core.world import World
 
@@ -66,8 +68,7 @@ class Trails:
             if len(points) > MAX_TRAIL_POINTS:
                 self._points[model.name] = points[::2]
             if model.name not in self._colors:
-                r, g, b, _ = model.first_body.spec.color
-                self._colors[model.name] = tuple(int(round(255 * min(1.0, max(0.0, c)))) for c in (r, g, b)) + (255,)
+                self._colors[model.name] = rgba(model.first_body.spec.color, alpha=1.0)
 
     def overlays(self) -> list[Overlay]:
         """One overlay per model: its path so far in its first body's colour."""

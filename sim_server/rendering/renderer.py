@@ -140,7 +140,7 @@ class Renderer:
             canvas = _blank(view.pixels_y, view.pixels_x)
             affine = view.affine()
             for layer in self.world.layers:
-                draw_segments(canvas, self._layer_edges(layer), affine, _rgba(layer.spec.color))
+                draw_segments(canvas, self._layer_edges(layer), affine, rgba(layer.spec.color))
             canvas.flags.writeable = False
             self._walls, self._walls_key = canvas, key
         return self._walls
@@ -168,7 +168,8 @@ def _blank(height: int, width: int) -> np.ndarray:
 _BLANK = np.empty((0, 0, 3), dtype=np.uint8)
 
 
-def _rgba(color: Iterable[float], alpha: float | None = None) -> tuple[int, int, int, int]:
+def rgba(color: Iterable[float], alpha: float | None = None) -> tuple[int, int, int, int]:
+    """A file's colour ([r, g, b, a], 0 to 1) as 0 to 255, its alpha replaced by ``alpha`` if given."""
     r, g, b, a = color
     return tuple(int(round(255 * min(1.0, max(0.0, c)))) for c in (r, g, b, a if alpha is None else alpha))  # type: ignore[return-value]
 
@@ -196,8 +197,8 @@ def _edges_box(edges: np.ndarray) -> tuple[float, float, float, float] | None:
 
 def _add_model(shapes: Shapes, model) -> None:
     for body, outline in model.world_footprints():
-        fill = _rgba(body.spec.color)
-        line = _rgba(body.spec.color, alpha=1.0)
+        fill = rgba(body.spec.color)
+        line = rgba(body.spec.color, alpha=1.0)
         if isinstance(outline, tuple):
             shapes.circle(*outline, fill, line)
         else:
