@@ -110,22 +110,16 @@ def _is_number(text: str | float) -> bool:
         return False
 
 
-def _sides(width: float, height: float, pixels: int) -> tuple[int, int]:
-    scale = pixels / max(width, height)
-    return max(1, round(width * scale)), max(1, round(height * scale))
-
-
 def view_maker(world, args: argparse.Namespace) -> Callable:
     """The view of each frame as the arguments ask (default: everything loaded now)."""
     if args.view:
         x, y, width, height = args.view
-        fixed = View(x, y, width, height, *_sides(width, height, args.pixels))
+        fixed = View.sized(x, y, width, height, args.pixels)
         return lambda _: fixed
     if args.follow:
         if args.follow not in world.models:
             raise UsageError(f'--follow: the world has no model "{args.follow}" (it has: {_names(world)})')
         width, height = args.field or DEFAULT_FOLLOW_FIELD
-        sides = _sides(width, height, args.pixels)
 
         def follow(current) -> View:
             model = current.models.get(args.follow)
@@ -133,7 +127,7 @@ def view_maker(world, args: argparse.Namespace) -> Callable:
                 raise RunError(f'--follow: model "{args.follow}" left the world at {current.time.sim_time:.3f} s')
             pose = model.pose
             yaw = pose.theta - 0.5 * math.pi if args.turn else 0.0
-            return View(pose.x, pose.y, width, height, sides[0], sides[1], yaw)
+            return View.sized(pose.x, pose.y, width, height, args.pixels, yaw)
 
         return follow
     whole = View.fit(world, args.pixels)

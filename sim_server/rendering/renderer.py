@@ -82,11 +82,14 @@ class View:
         high_y = max(b[3] for b in boxes)
         margin = FIT_MARGIN * max(high_x - low_x, high_y - low_y, 1.0)
         width, height = high_x - low_x + 2 * margin, high_y - low_y + 2 * margin
+        return cls.sized((low_x + high_x) / 2, (low_y + high_y) / 2, width, height, pixels)
+
+    @classmethod
+    def sized(cls, x: float, y: float, width: float, height: float, pixels: int, yaw: float = 0.0) -> "View":
+        """A view of ``width`` x ``height`` m at (``x``, ``y``) with square pixels, ``pixels`` on
+        its longer side."""
         scale = pixels / max(width, height)
-        return cls(
-            (low_x + high_x) / 2, (low_y + high_y) / 2, width, height,
-            max(1, round(width * scale)), max(1, round(height * scale)),
-        )
+        return cls(x, y, width, height, max(1, round(width * scale)), max(1, round(height * scale)), yaw)
 
     def to_pixels(self, points: np.ndarray) -> np.ndarray:
         """(N, 2) world points (m) as (N, 2) pixel coordinates (column, row; floats)."""
