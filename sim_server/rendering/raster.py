@@ -59,39 +59,52 @@ def _clip(x0: float, y0: float, x1: float, y1: float, width: float, height: floa
 
 
 @jit
+def _visible_part(x0: float, y0: float, x1: float, y1: float, width: int, height: int):
+    """The part of a segment in pixel coordinates to sample, and how many samples it takes:
+    (x0, y0, x1, y1, count), count 0 when none of it is in the picture or it is not finite."""
+    if not (math.isfinite(x0) and math.isfinite(y0) and math.isfinite(x1) and math.isfinite(y1)):
+        return x0, y0, x1, y1, 0
+    if max(x0, x1) < 0.0 or min(x0, x1) >= width or max(y0, y1) < 0.0 or min(y0, y1) >= height:
+        return x0, y0, x1, y1, 0
+    if not (0.0 <= min(x0, x1) and max(x0, x1) < width and 0.0 <= min(y0, y1) and max(y0, y1) < height):
+        t0, t1 = _clip(x0, y0, x1, y1, float(width), float(height))
+        if t0 > t1:
+            return x0, y0, x1, y1, 0
+        dx, dy = x1 - x0, y1 - y0
+        x0, y0, x1, y1 = x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy
+    return x0, y0, x1, y1, int(math.ceil(math.hypot(x1 - x0, y1 - y0) * SAMPLES_PER_PIXEL)) + 1
+
+
+@jit
+def _sample(x0: float, y0: float, x1: float, y1: float, k: int, count: int):
+    """The pixel (row, column) of sample ``k`` of ``count`` along a visible part."""
+    t = k / (count - 1) if count > 1 else 0.0
+    return int(math.floor(y0 + (y1 - y0) * t)), int(math.floor(x0 + (x1 - x0) * t))
+
+
+@jit
+def _blend(canvas, row, column, color, alpha) -> None:
+    for channel in range(3):
+        value = canvas[row, column, channel] * (1.0 - alpha) + color[channel] * alpha
+        canvas[row, column, channel] = np.uint8(min(255.0, max(0.0, math.floor(value + 0.5))))
+
+
+@jit
 def _draw_segments(canvas, covered, segments, affine, color, alpha) -> int:
     height, width = canvas.shape[0], canvas.shape[1]
     a, b, c, d, e, f = affine[0], affine[1], affine[2], affine[3], affine[4], affine[5]
     drawn = 0
     for i in range(segments.shape[0]):
         sx0, sy0, sx1, sy1 = segments[i, 0], segments[i, 1], segments[i, 2], segments[i, 3]
-        x0 = a * sx0 + b * sy0 + c
-        y0 = d * sx0 + e * sy0 + f
-        x1 = a * sx1 + b * sy1 + c
-        y1 = d * sx1 + e * sy1 + f
-        if not (math.isfinite(x0) and math.isfinite(y0) and math.isfinite(x1) and math.isfinite(y1)):
-            continue
-        if max(x0, x1) < 0.0 or min(x0, x1) >= width or max(y0, y1) < 0.0 or min(y0, y1) >= height:
-            continue
-        cx0, cy0, cx1, cy1 = x0, y0, x1, y1
-        if not (0.0 <= min(x0, x1) and max(x0, x1) < width and 0.0 <= min(y0, y1) and max(y0, y1) < height):
-            t0, t1 = _clip(x0, y0, x1, y1, float(width), float(height))
-            if t0 > t1:
-                continue
-            dx, dy = x1 - x0, y1 - y0
-            cx0, cy0 = x0 + t0 * dx, y0 + t0 * dy
-            cx1, cy1 = x0 + t1 * dx, y0 + t1 * dy
-        count = int(math.ceil(math.hypot(cx1 - cx0, cy1 - cy0) * SAMPLES_PER_PIXEL)) + 1
+        x0, y0, x1, y1, count = _visible_part(
+            a * sx0 + b * sy0 + c, d * sx0 + e * sy0 + f, a * sx1 + b * sy1 + c, d * sx1 + e * sy1 + f, width, height
+        )
         for k in range(count):
-            t = k / (count - 1) if count > 1 else 0.0
-            column = int(math.floor(cx0 + (cx1 - cx0) * t))
-            row = int(math.floor(cy0 + (cy1 - cy0) * t))
+            row, column = _sample(x0, y0, x1, y1, k, count)
             if 0 <= column < width and 0 <= row < height and not covered[row, column]:
                 covered[row, column] = True
                 drawn += 1
-                for channel in range(3):
-                    value = canvas[row, column, channel] * (1.0 - alpha) + color[channel] * alpha
-                    canvas[row, column, channel] = np.uint8(min(255.0, max(0.0, math.floor(value + 0.5))))
+                _blend(canvas, row, column, color, alpha)
     return drawn
 
 
@@ -130,13 +143,6 @@ def _row_range(low: float, high: float, height: int):
     low = min(max(low, -2.0), height + 2.0)
     high = min(max(high, -2.0), height + 2.0)
     return max(int(math.floor(low - 0.5)), 0), min(int(math.ceil(high - 0.5)), height - 1)
-
-
-@jit
-def _blend(canvas, row, column, color, alpha) -> None:
-    for channel in range(3):
-        value = canvas[row, column, channel] * (1.0 - alpha) + color[channel] * alpha
-        canvas[row, column, channel] = np.uint8(min(255.0, max(0.0, math.floor(value + 0.5))))
 
 
 @jit
@@ -203,21 +209,11 @@ def _draw_ellipse(canvas, cx, cy, rx, ry, fill, fill_alpha, line) -> None:
 def _opaque_line(canvas, x0, y0, x1, y1, color) -> None:
     """A segment in pixel coordinates, sampled as :func:`_draw_segments` does, painted opaque."""
     height, width = canvas.shape[0], canvas.shape[1]
-    if max(x0, x1) < 0.0 or min(x0, x1) >= width or max(y0, y1) < 0.0 or min(y0, y1) >= height:
-        return
-    t0, t1 = _clip(x0, y0, x1, y1, float(width), float(height))
-    if t0 > t1:
-        return
-    dx, dy = x1 - x0, y1 - y0
-    cx0, cy0, cx1, cy1 = x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy
-    count = int(math.ceil(math.hypot(cx1 - cx0, cy1 - cy0) * SAMPLES_PER_PIXEL)) + 1
+    x0, y0, x1, y1, count = _visible_part(x0, y0, x1, y1, width, height)
     for k in range(count):
-        t = k / (count - 1) if count > 1 else 0.0
-        column = int(math.floor(cx0 + (cx1 - cx0) * t))
-        row = int(math.floor(cy0 + (cy1 - cy0) * t))
+        row, column = _sample(x0, y0, x1, y1, k, count)
         if 0 <= column < width and 0 <= row < height:
-            for channel in range(3):
-                canvas[row, column, channel] = np.uint8(color[channel])
+            _blend(canvas, row, column, color, 1.0)
 
 
 @jit
