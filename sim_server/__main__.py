@@ -60,16 +60,23 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv if argv is None else argv
     running: list[SimServerNode] = []  # the node, once its loop may be asked to stop
     stopping: list[bool] = []  # set once the server is on its way out: later signals change nothing
+    requested: list[int] = []  # every stop signal that counted
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         if stopping:
             return
+        requested.append(signum)
         if running:
             running[0].request_stop()
         else:
             stopping.append(True)
             raise _Interrupted()
 
+    def on_unraisable(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, _Interrupted):  # ours is handled: see `requested`
+            sys.__unraisablehook__(unraisable)
+
+    previous_hook, sys.unraisablehook = sys.unraisablehook, on_unraisable
     previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
     node = None
     try:
@@ -84,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         # already; without any, it compiles now, for lasers spawned later.
         warm_up(logger.info)
         running.append(node)  # from here a stop signal ends the loop, which returns at once if not yet running
+        if requested:  # a signal while loading whose _Interrupted was lost: raised inside a C
+            node.request_stop()  # callback (numba writing its cache), which Python drops
         logger.info(
             f'loaded world "{node.params.world_path}": {len(node.world.layers)} layer(s), '
             f"{len(node.world.models)} model(s); step {node.params.step_size} s, "
@@ -107,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         rclpy.try_shutdown()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        sys.unraisablehook = previous_hook
     return EXIT_OK
 
 

@@ -113,3 +113,37 @@ def test_a_signal_at_any_moment_of_the_start_ends_it_with_exit_0(delay: float, c
         process.kill()
     assert process.returncode == 0, output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+
+
+#: Starts the server in a process whose warm-up receives SIGINT inside a C callback (as numba's
+#: cache writer calls back into Python): the _Interrupted raised there is dropped by Python.
+SIGNAL_IN_A_CALLBACK = """
+import ctypes, os, signal, sys, time
+import sim_server.core.raycast as raycast
+import sim_server.__main__ as server
+
+def inside():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.2)  # the handler runs here, inside the callback
+
+callback = ctypes.CFUNCTYPE(None)(inside)
+raycast.warm_up = lambda log=None: callback() or 0.0
+sys.exit(server.main([sys.argv[0], "--ros-args", "-p", "world_path:=" + sys.argv[1]]))
+"""
+
+
+def test_a_signal_lost_in_a_c_callback_still_ends_the_server() -> None:
+    """The server once ran on after a Ctrl-C that landed while numba wrote its cache (a C
+    callback into Python drops the exception the handler raises): it must still stop, with
+    exit 0 and no traceback."""
+    world_path = REPO_ROOT / "config" / "worlds" / "demo" / "world.yaml"
+    process = subprocess.Popen(
+        [sys.executable, "-c", SIGNAL_IN_A_CALLBACK, str(world_path)],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        output = finish(process, 60.0)
+    finally:
+        process.kill()
+    assert process.returncode == 0, output
+    assert "Traceback" not in output and "_Interrupted" not in output, output
