@@ -117,6 +117,17 @@ def _read_poses(addresses, out):
 
 
 @jit
+def _read_velocities(addresses, out):
+    """``out[i]`` = linear velocity x, y of the centre of mass (m/s) and angular velocity (rad/s)
+    of the body at ``addresses[i]`` (``linearVelocity`` and ``angularVelocity``)."""
+    for i in range(addresses.shape[0]):
+        address = addresses[i]
+        out[i, 0] = _load_float32(address + LINEAR_VELOCITY_OFFSET)
+        out[i, 1] = _load_float32(address + LINEAR_VELOCITY_OFFSET + 4)
+        out[i, 2] = _load_float32(address + ANGULAR_VELOCITY_OFFSET)
+
+
+@jit
 def _wake(address):
     """Box2D's ``SetAwake(true)``."""
     flags = _load_uint16(address + FLAGS_OFFSET)
@@ -226,6 +237,10 @@ def _probe() -> bool:
         body_twin.linearVelocity, body_twin.angularVelocity = velocity[:2], velocity[2]
         if not (body.awake and body_twin.awake and _velocity(body) == _velocity(body_twin) == _velocity_of(velocity)):
             return False
+        read = np.zeros((2, 3))
+        _read_velocities(addresses, read)
+        if read.tolist() != [list(_velocity(body)), list(_velocity(still))]:
+            return False
         if _velocity(still) != (0.0, 0.0, 0.0):
             return False
         if (body.gravityScale, body.linearDamping, body.angularDamping) != neighbours:
@@ -292,6 +307,18 @@ class BodyBatch:
             for row, body in zip(out, self.bodies):
                 position = body.position
                 row[0], row[1], row[2] = position.x, position.y, body.angle
+        return out
+
+    def velocities(self, out: np.ndarray | None = None) -> np.ndarray:
+        """(N, 3) float64: each body's linear velocity x, y (m/s, of its centre of mass, as
+        ``body.linearVelocity``) and angular velocity (rad/s)."""
+        if out is None:
+            out = np.empty((len(self.bodies), 3))
+        if self.in_memory:
+            _read_velocities(self.addresses, out)
+        else:
+            for row, body in zip(out, self.bodies):
+                row[0], row[1], row[2] = _velocity(body)
         return out
 
     def set_velocities(self, velocities: np.ndarray) -> None:

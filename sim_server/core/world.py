@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from time import time as wall_clock
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
@@ -31,11 +31,13 @@ from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.layer import Layer
 from sim_server.core.levels import LevelManager
-from sim_server.core.map_file import load_map_file
+from sim_server.core.map_file import MapData, load_map_file
 from sim_server.core.model import Model
 from sim_server.core.model_file import ModelSpec, load_model_file
 from sim_server.core.plugin_api import UpdateInfo
 from sim_server.core.plugin_manager import PluginManager
+from sim_server.core.replicas import Replicas
+from sim_server.core.replicas import extent as replica_extent
 from sim_server.core.timekeeper import TimeKeeper
 from sim_server.core.world_file import WorldSpec, load_world_file
 from sim_server.core.yaml_parsing import expand_home
@@ -83,6 +85,7 @@ class World:
         preprocessor: expands ``$eval``/``$include`` in files read later (spawned models).
         ros_node: the ROS node plugins publish through (None without ROS).
         seed: seeds every noise source of the plugins (None: nondeterministic).
+        replicas: copies of the world side by side (see :mod:`sim_server.core.replicas`).
     """
 
     def __init__(
@@ -92,8 +95,12 @@ class World:
         preprocessor: YamlPreprocessor | None = None,
         ros_node: Any = None,
         seed: int | None = None,
+        replicas: Replicas = Replicas(),
     ) -> None:
         self.spec = spec
+        self.replicas = replicas
+        #: Where each copy's frame lies in the physics world (one identity pose without replicas).
+        self.replica_offsets: tuple[Pose2D, ...] = (Pose2D(),)
         self.preprocessor = preprocessor or YamlPreprocessor()
         self.ros_node = ros_node
         #: Seed of every noise source (None: nondeterministic); set before models are added.
@@ -123,6 +130,7 @@ class World:
         ros_node: Any = None,
         seed: int | None = None,
         enable_levels: bool = False,
+        replicas: Replicas = Replicas(),
     ) -> "World":
         """Load the world file at ``world_path`` with its layers and models.
 
@@ -135,13 +143,15 @@ class World:
             seed: seeds every noise source of the plugins (None: nondeterministic).
             enable_levels: stream the world file's levels (and streamed layers' tiles) as
                 performers move; otherwise every entity is loaded.
+            replicas: load that many copies of the layers and models, side by side (see
+                :mod:`sim_server.core.replicas`; not with streamed levels).
 
         Raises:
             ConfigError: any file is missing or invalid; the message names file, entry and key.
         """
         preprocessor = preprocessor or YamlPreprocessor()
         spec = load_world_file(Path(world_path), preprocessor)
-        return cls.from_spec(spec, step_size, preprocessor, ros_node, seed, enable_levels)
+        return cls.from_spec(spec, step_size, preprocessor, ros_node, seed, enable_levels, replicas)
 
     @classmethod
     def from_spec(
@@ -152,10 +162,13 @@ class World:
         ros_node: Any = None,
         seed: int | None = None,
         enable_levels: bool = False,
+        replicas: Replicas = Replicas(),
     ) -> "World":
         """Load a validated world file's layers and models (as :meth:`from_file`)."""
         preprocessor = preprocessor or YamlPreprocessor()
-        world = cls(spec, step_size, preprocessor, ros_node, seed)
+        if replicas.count > 1 and enable_levels and (spec.levels or any(layer.streaming for layer in spec.layers)):
+            raise ConfigError(f"{spec.path}: a world with streamed levels or layers cannot be replicated")
+        world = cls(spec, step_size, preprocessor, ros_node, seed, replicas)
         try:
             world._load_layers(enable_levels)
             for entry in spec.models:
@@ -184,15 +197,22 @@ class World:
     def _populate(self) -> None:
         """Add the world file's models and world plugins (as loaded, or after a reset), then the
         levels the performers start in."""
-        for entry in self.spec.models:
-            if self.levels.owns_model(entry.name):
-                continue
-            try:
-                self.add_model(
-                    self._file_models[entry.model_path], entry.name, entry.namespace, entry.pose, from_world_file=True
-                )
-            except ConfigError as exc:
-                raise ConfigError(f"{self.spec.path}: {entry.location}: {exc}") from None
+        replicas = self.replicas
+        for index, offset in enumerate(self.replica_offsets):
+            for entry in self.spec.models:
+                if self.levels.owns_model(entry.name):
+                    continue
+                pose = offset.compose(entry.pose) if index else entry.pose
+                try:
+                    self.add_model(
+                        self._file_models[entry.model_path],
+                        replicas.name(entry.name, index),
+                        replicas.name(entry.namespace, index),
+                        pose,
+                        from_world_file=True,
+                    )
+                except (ConfigError, EntityError) as exc:
+                    raise ConfigError(f"{self.spec.path}: {entry.location}: {exc}") from None
         self.plugins.load_world_plugins(self.spec.plugins)
         self.levels.update()
 
@@ -234,6 +254,7 @@ class World:
         for layer_spec in self.spec.layers:
             for name in layer_spec.names:
                 self.collision_filter.register_layer(name)
+        maps: list[MapData | None] = []
         for layer_spec in self.spec.layers:
             bits, _ = self.collision_filter.category_bits(layer_spec.names)
             try:
@@ -246,6 +267,9 @@ class World:
             except ConfigError as exc:
                 raise ConfigError(f"{self.spec.path}: {layer_spec.location}: {exc}") from None
             self.layers.append(layer)
+            maps.append(map_data)
+        if self.replicas.count > 1:
+            self._replicate_layers(maps)
         self.levels = LevelManager(self, self.spec, enable_levels)
         self.before_step_hooks.insert(0, self.levels.update)
         for layer in self.layers:
@@ -253,6 +277,18 @@ class World:
                 if not self.levels.owns_piece(piece):
                     layer.load(piece)
         self.static_geometry_version += 1
+
+    def _replicate_layers(self, maps: list[MapData | None]) -> None:
+        """Lay out the copies (around the layers' walls and the models' start poses) and add
+        copies 1, 2, ... of every layer, each map placed at its copy's offset."""
+        originals = list(self.layers)
+        boxes = [piece.box for layer in originals for piece in layer.pieces if len(piece.edges)]
+        starts = [(entry.pose.x, entry.pose.y) for entry in self.spec.models]
+        self.replica_offsets = self.replicas.offsets(replica_extent(boxes, starts))
+        for offset in self.replica_offsets[1:]:
+            for layer, map_data in zip(originals, maps):
+                placed = replace(map_data, origin=offset.compose(map_data.origin)) if map_data is not None else None
+                self.layers.append(Layer(self.physics, layer.spec, placed, layer.category_bits, load=False))
 
     # ---------------------------------------------------------------------------- listeners
     def add_listener(self, listener: WorldListener) -> None:

@@ -61,6 +61,19 @@ def test_poses_are_swigs(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(5))
+def test_velocities_are_swigs(seed: int) -> None:
+    world, bodies = crowd(seed)
+    rng = np.random.default_rng(200 + seed)
+    for body in bodies:
+        body.linearVelocity = tuple(rng.uniform(-2.0, 2.0, 2))
+        body.angularVelocity = float(rng.uniform(-3.0, 3.0))
+    for _ in range(3):
+        expected = [(body.linearVelocity.x, body.linearVelocity.y, body.angularVelocity) for body in bodies]
+        assert BodyBatch(bodies).velocities().tolist() == [list(row) for row in expected]
+        world.Step(0.05, 8, 3)
+
+
+@pytest.mark.parametrize("seed", range(5))
 def test_set_velocities_is_swigs_and_so_are_the_steps_after(seed: int) -> None:
     """Two identical worlds, one set in memory and one through SWIG, with velocities of every
     kind (zero, tiny, large, negative; some bodies asleep, some static), then stepped: every
