@@ -4,15 +4,20 @@ Importing this module registers them with Gymnasium::
 
     import gymnasium
     env = gymnasium.make("sim_server.learning:sim_server/Navigation-v0")   # imports this module first
+    envs = gymnasium.make_vec("sim_server.learning:sim_server/Navigation-v0", num_envs=64)
 
 * ``sim_server/Navigation-v0``: :class:`~sim_server.learning.navigation_env.NavigationEnv` on the
-  bundled room, cut at the task's ``max_episode_steps`` (500).
+  bundled room, cut at the task's ``max_episode_steps`` (500); ``make_vec`` gives
+  :class:`~sim_server.learning.vector_env.NavigationVectorEnv`, all copies of the world in one
+  physics world (its default vectorization; ``vectorization_mode="sync"`` gives Gymnasium's
+  SyncVectorEnv of single environments instead).
 """
 
 import gymnasium
 
 from sim_server.learning.navigation_env import NavigationEnv
 from sim_server.learning.task import NavigationTask
+from sim_server.learning.vector_env import NavigationVectorEnv
 
 NAVIGATION_ID = "sim_server/Navigation-v0"
 
@@ -20,7 +25,8 @@ if NAVIGATION_ID not in gymnasium.registry:
     gymnasium.register(
         NAVIGATION_ID,
         entry_point="sim_server.learning.navigation_env:NavigationEnv",
+        vector_entry_point="sim_server.learning.vector_env:NavigationVectorEnv",
         max_episode_steps=NavigationTask().max_episode_steps,
     )
 
-__all__ = ["NAVIGATION_ID", "NavigationEnv", "NavigationTask"]
+__all__ = ["NAVIGATION_ID", "NavigationEnv", "NavigationTask", "NavigationVectorEnv"]

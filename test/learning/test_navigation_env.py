@@ -142,8 +142,8 @@ def test_starts_and_goals_are_free_and_apart() -> None:
         for seed in range(30):
             _, info = env.reset(seed=seed)
             pose = env.world.model("robot").pose
-            assert env._wall_distance(pose.x, pose.y) >= env.task.clearance
-            assert env._wall_distance(*info["goal"]) >= env.task.clearance
+            assert env.fleet.wall_distance(pose.x, pose.y) >= env.task.clearance
+            assert env.fleet.wall_distance(*info["goal"]) >= env.task.clearance
             assert info["distance"] >= env.task.min_goal_distance
     finally:
         env.close()

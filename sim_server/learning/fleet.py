@@ -1,0 +1,208 @@
+"""Robots doing a navigation task together: one per copy of a world, stepped as one.
+
+A :class:`NavigationFleet` loads ``count`` copies of a world side by side in one physics world
+(:mod:`sim_server.core.replicas`), one learning robot in each, so that one Box2D step moves them
+all, their drives run as one batch and all their lasers are cast in one compiled call. It holds
+each robot's goal and distance and computes observations and rewards for all robots at once, as
+arrays. Every coordinate of the task (area, starts, goals) is in the world's own frame; copy
+``i`` lies at ``replica_offsets[i]``.
+
+Gymnasium's single environment (:class:`~sim_server.learning.navigation_env.NavigationEnv`,
+one copy) and its vector environment
+(:class:`~sim_server.learning.vector_env.NavigationVectorEnv`, many) are both thin wrappers of
+this class; it imports neither Gymnasium nor ROS.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from sim_server.core import Pose2D, World
+from sim_server.core.body_memory import BodyBatch
+from sim_server.core.laser_scanner import scan_all
+from sim_server.core.replicas import Replicas
+from sim_server.learning.task import NavigationTask
+
+#: Tries to find a free start and goal before giving up (the area is then too crowded).
+MAX_PLACEMENT_TRIES = 1000
+#: Gap between copies beyond the laser's range (m), so that no laser sees another copy.
+REPLICA_GAP = 2.0
+#: Values of an observation after the laser's beams: the goal (ahead, left) and the speeds
+#: (linear, angular).
+STATE_VALUES = 4
+
+
+class NavigationFleet:
+    """``count`` robots, each driving to its own goals in its own copy of the world.
+
+    Args:
+        world_path: the world file.
+        task: the task (its robot, drive and laser must be in the world).
+        count: copies of the world (robots).
+        step_size: the physics step (s); the task's control period must be a whole number of them.
+
+    Raises:
+        ValueError: the task does not fit the world or the step size (the message says why).
+        ConfigError: the world file cannot be loaded.
+    """
+
+    def __init__(self, world_path: str | Path, task: NavigationTask, count: int = 1, step_size: float = 0.01) -> None:
+        steps = task.control_period / step_size
+        if abs(steps - round(steps)) > 1e-9 or round(steps) < 1:
+            raise ValueError(
+                f"the control period ({task.control_period} s) must be a whole number of steps of {step_size} s"
+            )
+        self.task = task
+        self.count = count
+        self.steps_per_action = int(round(steps))
+        world = World.from_file(world_path, step_size=step_size)
+        try:
+            _, _, laser = self._task_parts(world, task.robot, world_path)
+            #: The world's walls in its own frame ((N, 4) segments, m): where starts and goals may be.
+            self.walls = np.concatenate([layer.world_edges() for layer in world.layers] or [np.empty((0, 4))])
+            margin = laser.range + REPLICA_GAP
+        except BaseException:
+            world.close()
+            raise
+        if count > 1:
+            world.close()
+            world = World.from_file(world_path, step_size=step_size, replicas=Replicas(count, margin))
+        self.world = world
+        try:
+            names = [world.replicas.name(task.robot, index) for index in range(count)]
+            parts = [self._task_parts(world, name, world_path) for name in names]
+        except BaseException:
+            world.close()
+            raise
+        self.names = names
+        self._index = {name: index for index, name in enumerate(names)}
+        self.robots = [robot for robot, _, _ in parts]
+        self.drives = [drive for _, drive, _ in parts]
+        self.lasers = [laser for _, _, laser in parts]
+        self.offsets = np.array([(offset.x, offset.y) for offset in world.replica_offsets], dtype=np.float64)
+        self._bodies = BodyBatch(robot.first_body.physics_body for robot in self.robots)
+        self._scanners = [laser.scanner for laser in self.lasers]
+        beam_count = self._scanners[0].beam_count
+        self.beam_index = np.linspace(0, beam_count - 1, min(task.beams, beam_count)).round().astype(np.int64)
+        self.laser_range = float(self.lasers[0].range)
+        x_min, y_min, x_max, y_max = task.area
+        self._scale = math.hypot(x_max - x_min, y_max - y_min)
+        #: Each robot's goal (m, the world's frame) and its distance to it (m).
+        self.goals = np.zeros((count, 2))
+        self.distances = np.zeros(count)
+
+    def _task_parts(self, world: World, robot_name: str, world_path: str | Path) -> tuple:
+        """The robot ``robot_name``, its drive and its laser, checked."""
+        task = self.task
+        try:
+            robot = world.model(robot_name)
+            drive = world.plugins.find(robot, task.drive)
+            laser = world.plugins.find(robot, task.laser)
+        except Exception as error:  # noqa: BLE001 - EntityError or KeyError: say which in one line
+            raise ValueError(f"{world_path}: the task's robot, drive or laser is missing: {error}") from None
+        if getattr(drive, "command", None) is None or not hasattr(laser, "scanner"):
+            raise ValueError(f"{world_path}: {task.drive} must be a drive and {task.laser} a laser")
+        return robot, drive, laser
+
+    @property
+    def observation_size(self) -> int:
+        """Values in one robot's observation: its beams, then :data:`STATE_VALUES`."""
+        return len(self.beam_index) + STATE_VALUES
+
+    # ---------------------------------------------------------------- episodes
+    def place(self, index: int, rng: np.random.Generator) -> None:
+        """Start robot ``index``'s episode: at rest at a free start, facing a random way, with a
+        free goal at least the task's ``min_goal_distance`` away (drawn from ``rng``)."""
+        start = self._free_point(rng, None)
+        goal = self._free_point(rng, start)
+        heading = float(rng.uniform(-math.pi, math.pi))
+        command = self.drives[index].command
+        command.linear = command.angular = 0.0
+        offset_x, offset_y = self.offsets[index]
+        self.world.set_model_state(self.names[index], Pose2D(start[0] + offset_x, start[1] + offset_y, heading), 0.0, 0.0, 0.0)
+        self.goals[index] = goal
+        self.distances[index] = math.hypot(goal[0] - start[0], goal[1] - start[1])
+
+    def act(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Hold ``actions`` ((count, 2) in [-1, 1], finite: linear, angular) for one control
+        period; the rewards, whether each robot reached its goal, whether it touched anything
+        at any step of the period (a robot that touched something keeps its command to the end
+        of the period, alone or not: every copy runs the same steps)."""
+        task = self.task
+        for drive, (linear, angular) in zip(self.drives, actions.tolist()):
+            command = drive.command
+            command.linear = linear * task.max_linear
+            command.angular = angular * task.max_angular
+        collided = np.zeros(self.count, dtype=bool)
+        index = self._index
+        for _ in range(self.steps_per_action):
+            self.world.step()
+            for contact in self.world.contacts():
+                for name in (contact.entity_a, contact.entity_b):
+                    if name in index:
+                        collided[index[name]] = True
+        poses = self._bodies.poses()
+        distances = np.hypot(self.goals[:, 0] - (poses[:, 0] - self.offsets[:, 0]), self.goals[:, 1] - (poses[:, 1] - self.offsets[:, 1]))
+        rewards = task.progress_reward * (self.distances - distances) + task.step_reward
+        self.distances = distances
+        reached = distances <= task.goal_radius
+        rewards += np.where(reached, task.goal_reward, 0.0) + np.where(collided, task.collision_reward, 0.0)
+        return rewards, reached, collided
+
+    # ---------------------------------------------------------------- observations
+    def observations(self) -> np.ndarray:
+        """(count, :attr:`observation_size`) float32: each robot's ranges over the laser's range
+        (0 to 1, a miss is 1), its goal in its own frame over the area's diagonal (x ahead, y
+        left, -1 to 1) and its speeds over their maxima (-1 to 1)."""
+        scans = scan_all(self._scanners, self.lasers[0].scene, self.world.time.iterations)
+        ranges = np.stack([ranges for ranges, _ in scans])[:, self.beam_index].astype(np.float64)
+        ranges = np.where(np.isfinite(ranges), ranges / self.laser_range, 1.0)
+        poses = self._bodies.poses()
+        velocities = self._bodies.velocities()
+        cos, sin = np.cos(poses[:, 2]), np.sin(poses[:, 2])
+        dx = self.goals[:, 0] - (poses[:, 0] - self.offsets[:, 0])
+        dy = self.goals[:, 1] - (poses[:, 1] - self.offsets[:, 1])
+        task = self.task
+        state = np.column_stack([
+            (cos * dx + sin * dy) / self._scale,
+            (-sin * dx + cos * dy) / self._scale,
+            (cos * velocities[:, 0] + sin * velocities[:, 1]) / task.max_linear,
+            velocities[:, 2] / task.max_angular,
+        ])
+        return np.concatenate([np.clip(ranges, 0.0, 1.0), np.clip(state, -1.0, 1.0)], axis=1).astype(np.float32)
+
+    # ---------------------------------------------------------------- the task's parts
+    def _free_point(self, rng: np.random.Generator, away_from: tuple[float, float] | None) -> tuple[float, float]:
+        task = self.task
+        x_min, y_min, x_max, y_max = task.area
+        for _ in range(MAX_PLACEMENT_TRIES):
+            x, y = (float(v) for v in rng.uniform((x_min, y_min), (x_max, y_max)))
+            if self.wall_distance(x, y) < task.clearance:
+                continue
+            if away_from is not None and math.hypot(x - away_from[0], y - away_from[1]) < task.min_goal_distance:
+                continue
+            return x, y
+        raise RuntimeError(
+            f"no free point in the area {task.area} after {MAX_PLACEMENT_TRIES} tries "
+            f"(clearance {task.clearance} m, goals {task.min_goal_distance} m away)"
+        )
+
+    def wall_distance(self, x: float, y: float) -> float:
+        """Distance from (x, y) (m, the world's frame) to the nearest wall (m; inf without walls)."""
+        if len(self.walls) == 0:
+            return math.inf
+        start, end = self.walls[:, :2], self.walls[:, 2:]
+        along = end - start
+        lengths = np.maximum((along * along).sum(axis=1), 1e-18)
+        t = np.clip(((np.array([x, y]) - start) * along).sum(axis=1) / lengths, 0.0, 1.0)
+        nearest = start + along * t[:, None]
+        return float(np.hypot(nearest[:, 0] - x, nearest[:, 1] - y).min())
+
+    def close(self) -> None:
+        """Remove the world (the fleet cannot be used afterwards)."""
+        if self.world is not None:
+            self.world.close()
+            self.world = None
