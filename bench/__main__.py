@@ -21,6 +21,9 @@ Scenarios:
   the cost per robot from 1 to 1,000 robots, and the start-up of a 4000 x 4000 map.
 * ``rendering``: :mod:`bench.rendering`: milliseconds per picture of the office (a fixed view, a
   turning view, a camera's view around the driving cleaner) and a recording's frames a second.
+* ``learning``: :mod:`bench.learning`: environment steps a second of the navigation task's
+  vector environment with 1 to 256 worlds in one process on one core, beside Gymnasium's
+  SyncVectorEnv of 64 single environments.
 
 ``--quick`` (what ``make bench`` runs) does one run of each with shorter windows and scales to
 100 robots; without it every scenario runs ``--repeats`` times and the scaling goes to 1,000.
@@ -240,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
 
     rendering_runs = [rendering.run(args.seconds) for _ in range(args.repeats)]
     pictures = {name: median_of([run[name] for run in rendering_runs]) for name in rendering_runs[0]}
+    from bench import learning
+
+    learning_runs = [learning.run(args.seconds) for _ in range(args.repeats)]
+    training = {name: median_of([run[name] for run in learning_runs]) for name in learning_runs[0]}
     medians = {name: median_of(results) for name, results in runs.items()}
     laser = median_of(laser_runs)
     for key in ("max_abs_difference_m", "beams_beyond_tolerance", "beyond_tolerance_unexplained"):
@@ -288,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, m in pictures.items():
         rate = f" ({m['frames_per_s']:.0f} frames/s, stepping included)" if "frames_per_s" in m else ""
         print(f"  {name:28} {m['ms_per_frame']:7.3f} ms{rate}")
+    print("\nlearning, navigation task (environment steps a second, one core)")
+    for name, m in training.items():
+        print(f"  {name:28} {m['steps_per_s']:9.0f}")
     print(f"peak RSS {peak_rss_mib:.0f} MiB; medians of {args.repeats} runs of {args.seconds:g} s.")
 
     result = {
@@ -304,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
         "level_runs": level_runs,
         "rendering": pictures,
         "rendering_runs": rendering_runs,
+        "learning": training,
+        "learning_runs": learning_runs,
         "peak_rss_mib": peak_rss_mib,
     }
     print("\ntargets")

@@ -17,6 +17,10 @@ SWARM = "swarm: 1000 robots, 32-beam 3 m sensors at 10 Hz, physics 50 Hz"
 FLEET = "fleet: 100 robots, 720-beam 30 m lasers at 10 Hz, physics 100 Hz"
 STARTUP = "startup 4000x4000 map"
 CAMERA = "camera, 10 m, 256 px"
+#: The learning scenario of N worlds (``VECTOR_ENV.format(count=N)``).
+VECTOR_ENV = "vector, {count} worlds"
+#: Worlds of the vector environment's target.
+VECTOR_WORLDS = 64
 #: Largest spread of the cost of one more robot across robot counts that still counts as flat.
 FLAT_SPREAD = 2.0
 #: Margin shown for a met zero bound (and the most any margin is drawn with).
@@ -102,6 +106,10 @@ TARGETS: tuple[Target, ...] = (
     Target("1 km map streamed vs small", "x", 1.5, False, lambda r: _level_ratio(r, *_MAP, faster=False)),
     Target("1 km map streamed vs whole", "x faster", 10.0, True, lambda r: _level_ratio(r, *_MAP, faster=True)),
     Target("camera picture, 256 x 256", "ms", 1.0, False, lambda r: r["rendering"][CAMERA]["ms_per_frame"]),
+    Target(
+        f"vector env, {VECTOR_WORLDS} worlds, one core", "steps/s", 20_000.0, True,
+        lambda r: r["learning"][VECTOR_ENV.format(count=VECTOR_WORLDS)]["steps_per_s"],
+    ),
 )
 
 

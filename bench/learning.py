@@ -1,0 +1,68 @@
+"""Learning scenarios of ``make bench``: environment steps a second of the navigation task.
+
+* ``vector``: :class:`~sim_server.learning.vector_env.NavigationVectorEnv` (every world a copy in
+  one physics world, all lasers cast in one call) with 1 to 256 worlds, one robot each, 360-beam
+  8 m lasers (36 of the beams observed), a control period of 0.1 s over 10 physics steps of
+  0.01 s, random actions, autoreset included; on one core (the ray caster's threads set to one).
+  The issue tracker's target: 20,000 steps a second with 64 worlds.
+* ``sync``: Gymnasium's SyncVectorEnv of 64 single environments (a world each), for comparison.
+"""
+
+from __future__ import annotations
+
+import time
+
+import gymnasium
+import numba
+
+from bench.targets import VECTOR_ENV
+from sim_server.learning import NAVIGATION_ID, NavigationVectorEnv
+
+#: World counts of the curve.
+COUNTS = (1, 4, 16, 64, 256)
+#: Worlds of Gymnasium's SyncVectorEnv, compared.
+SYNC_WORLDS = 64
+#: Actions drawn in advance and replayed (drawing them is not the environment's cost).
+ACTIONS = 64
+
+
+def _steps_per_second(envs: gymnasium.vector.VectorEnv, seconds: float) -> float:
+    """Environment steps a second (a vector step of N environments counts N) over ``seconds``."""
+    envs.reset(seed=0)
+    envs.action_space.seed(0)
+    actions = [envs.action_space.sample() for _ in range(ACTIONS)]
+    for action in actions[:4]:  # compiled code and caches warm
+        envs.step(action)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        envs.step(actions[steps % ACTIONS])
+        steps += 1
+    return steps * envs.num_envs / (time.perf_counter() - start)
+
+
+def run(seconds: float) -> dict[str, dict[str, float]]:
+    """``{"vector, N worlds": {"steps_per_s": ...}, ..., "sync, 64 worlds": {...}}`` (steps a
+    second: a vector step of N environments counts N)."""
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    result: dict[str, dict[str, float]] = {}
+    try:
+        for count in COUNTS:
+            envs = NavigationVectorEnv(count)
+            try:
+                result[VECTOR_ENV.format(count=count)] = {"steps_per_s": _steps_per_second(envs, seconds / len(COUNTS))}
+            finally:
+                envs.close()
+        sync = gymnasium.make_vec(NAVIGATION_ID, num_envs=SYNC_WORLDS, vectorization_mode="sync")
+        try:
+            result[f"sync, {SYNC_WORLDS} worlds"] = {"steps_per_s": _steps_per_second(sync, seconds / len(COUNTS))}
+        finally:
+            sync.close()
+    finally:
+        numba.set_num_threads(threads)
+    return result
+
+
+if __name__ == "__main__":
+    for name, figures in run(5.0).items():
+        print(f"{name:22} {figures['steps_per_s']:10.0f} steps/s")
