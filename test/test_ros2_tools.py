@@ -90,7 +90,11 @@ def ros2(tools_env: dict[str, str], command: str, cwd: Path = REPO_ROOT, timeout
     """Run ``ros2 <command>`` as a user would (through bash) and return its output; exit 0 expected.
 
     ``ros2 topic echo --once`` has, rarely, printed its message and then not exited (see
-    :func:`_wait_until_clock_advances`): its message is what was asked for, so it is returned.
+    :func:`_wait_until_clock_advances`), or died of a segmentation fault while it shut down (once
+    in a CI run under load, echoing /scan at 40 Hz; not seen in about 90 runs here, under load or
+    not): a race of the tool's own subscription teardown with Fast DDS's listener threads, as in
+    ros2/rmw_fastrtps#717, inside the upstream tool and the rmw, not the simulator. Its message
+    is what was asked for, so it is returned, and the crash is noted on stderr.
 
     A ``get_*`` service call with no response within :data:`LOST_RESPONSE_WAIT` is made once
     more (it only reads, so a second call changes nothing): under load, Fast DDS may drop a response
@@ -124,6 +128,9 @@ def _ros2(tools_env: dict[str, str], command: str, cwd: Path, timeout: float) ->
         if command.startswith("topic echo --once") and "\n---\n" in printed:
             return printed
         raise
+    if result.returncode < 0 and command.startswith("topic echo --once") and "\n---\n" in result.stdout:
+        print(f"ros2 {command}: printed its message, then died of signal {-result.returncode} on exit", file=sys.stderr)
+        return result.stdout
     assert result.returncode == 0, f"ros2 {command}\nexit {result.returncode}\n{result.stdout}\n{result.stderr}"
     assert "Traceback" not in result.stderr, result.stderr
     return result.stdout
