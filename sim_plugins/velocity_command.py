@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 
 from sim_server.core import limits
 from sim_server.core.plugin_api import PluginContext
@@ -80,6 +81,21 @@ class VelocityCommand:
     @angular.setter
     def angular(self, value: float) -> None:
         self._angular = _checked(value, limits.ANGULAR_SPEED, "angular")
+        VelocityCommand.changes += 1
+
+    @staticmethod
+    def set_all(commands: "Sequence[VelocityCommand]", linear: Sequence[float], angular: Sequence[float]) -> None:
+        """Set ``commands[i]`` to ``linear[i]`` (m/s) and ``angular[i]`` (rad/s) for every ``i``,
+        all or none: one ValueError names the first value out of its range, as the setters do
+        (for many robots at once, e.g. a learning fleet's actions)."""
+        linear, angular = [float(v) for v in linear], [float(v) for v in angular]
+        if not len(commands) == len(linear) == len(angular):
+            raise ValueError(f"{len(commands)} commands, {len(linear)} linear and {len(angular)} angular values")
+        for values, within, what in ((linear, limits.SPEED, "linear"), (angular, limits.ANGULAR_SPEED, "angular")):
+            for value in values:
+                _checked(value, within, what)
+        for command, forward, turn in zip(commands, linear, angular):
+            command._linear, command._angular = forward, turn
         VelocityCommand.changes += 1
 
     def _set(self, twist) -> None:

@@ -1,21 +1,24 @@
-"""Robots doing a navigation task together: one per copy of a world, stepped as one.
+"""Robots doing a navigation task together: in copies of a world, stepped as one.
 
 A :class:`NavigationFleet` loads ``count`` copies of a world side by side in one physics world
-(:mod:`sim_server.core.replicas`), one learning robot in each, so that one Box2D step moves them
-all, their drives run as one batch and all their lasers are cast in one compiled call. It holds
-each robot's goal and distance and computes observations and rewards for all robots at once, as
-arrays. Every coordinate of the task (area, starts, goals) is in the world's own frame; copy
-``i`` lies at ``replica_offsets[i]``.
+(:mod:`sim_server.core.replicas`), with one or more learning robots in each, so that one Box2D
+step moves them all, their drives run as one batch and all their lasers are cast in one compiled
+call. It holds each robot's goal and distance and computes observations and rewards for all
+robots at once, as arrays (robot ``k`` is robot ``k % R`` of copy ``k // R``, R robots a copy).
+Every coordinate of the task (area, starts, goals) is in the world's own frame; copy ``i`` lies
+at ``replica_offsets[i]``.
 
 Gymnasium's single environment (:class:`~sim_server.learning.navigation_env.NavigationEnv`,
-one copy) and its vector environment
-(:class:`~sim_server.learning.vector_env.NavigationVectorEnv`, many) are both thin wrappers of
-this class; it imports neither Gymnasium nor ROS.
+one copy, one robot), its vector environment
+(:class:`~sim_server.learning.vector_env.NavigationVectorEnv`, many copies) and PettingZoo's
+parallel environment (:class:`~sim_server.learning.parallel_env.NavigationParallelEnv`, one
+copy, many robots) are thin wrappers of this class; it imports neither Gymnasium nor ROS.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +28,7 @@ from sim_server.core.body_memory import BodyBatch
 from sim_server.core.laser_scanner import scan_all
 from sim_server.core.replicas import Replicas
 from sim_server.learning.task import NavigationTask
+from sim_plugins.velocity_command import VelocityCommand
 
 #: Tries to find a free start and goal before giving up (the area is then too crowded).
 MAX_PLACEMENT_TRIES = 1000
@@ -36,34 +40,47 @@ STATE_VALUES = 4
 
 
 class NavigationFleet:
-    """``count`` robots, each driving to its own goals in its own copy of the world.
+    """Robots driving to their own goals, ``robots`` of them in each of ``count`` copies of a world.
 
     Args:
         world_path: the world file.
-        task: the task (its robot, drive and laser must be in the world).
-        count: copies of the world (robots).
+        task: the task (the drive and laser it names must be on every robot).
+        count: copies of the world.
         step_size: the physics step (s); the task's control period must be a whole number of them.
+        robots: the learning robots of each copy, by their names in the world file (default: the
+            task's robot).
 
     Raises:
         ValueError: the task does not fit the world or the step size (the message says why).
         ConfigError: the world file cannot be loaded.
     """
 
-    def __init__(self, world_path: str | Path, task: NavigationTask, count: int = 1, step_size: float = 0.01) -> None:
+    def __init__(
+        self,
+        world_path: str | Path,
+        task: NavigationTask,
+        count: int = 1,
+        step_size: float = 0.01,
+        robots: Sequence[str] | None = None,
+    ) -> None:
         steps = task.control_period / step_size
         if abs(steps - round(steps)) > 1e-9 or round(steps) < 1:
             raise ValueError(
                 f"the control period ({task.control_period} s) must be a whole number of steps of {step_size} s"
             )
+        robots = [task.robot] if robots is None else list(robots)
+        if not robots or len(set(robots)) != len(robots):
+            raise ValueError(f"the robots must be one or more different names, got {robots!r:.200}")
         self.task = task
-        self.count = count
+        #: Robots in all (copies times robots per copy).
+        self.count = count * len(robots)
         self.steps_per_action = int(round(steps))
         world = World.from_file(world_path, step_size=step_size)
         try:
-            _, _, laser = self._task_parts(world, task.robot, world_path)
+            lasers = [self._task_parts(world, name, world_path)[2] for name in robots]
             #: The world's walls in its own frame ((N, 4) segments, m): where starts and goals may be.
             self.walls = np.concatenate([layer.world_edges() for layer in world.layers] or [np.empty((0, 4))])
-            margin = laser.range + REPLICA_GAP
+            margin = max(laser.range for laser in lasers) + REPLICA_GAP
         except BaseException:
             world.close()
             raise
@@ -72,7 +89,7 @@ class NavigationFleet:
             world = World.from_file(world_path, step_size=step_size, replicas=Replicas(count, margin))
         self.world = world
         try:
-            names = [world.replicas.name(task.robot, index) for index in range(count)]
+            names = [world.replicas.name(name, index) for index in range(count) for name in robots]
             parts = [self._task_parts(world, name, world_path) for name in names]
         except BaseException:
             world.close()
@@ -82,17 +99,25 @@ class NavigationFleet:
         self.robots = [robot for robot, _, _ in parts]
         self.drives = [drive for _, drive, _ in parts]
         self.lasers = [laser for _, _, laser in parts]
-        self.offsets = np.array([(offset.x, offset.y) for offset in world.replica_offsets], dtype=np.float64)
+        self._commands = [drive.command for drive in self.drives]
+        #: Each robot's copy, and where that copy lies (m).
+        self.copies = np.repeat(np.arange(count), len(robots))
+        self.offsets = np.array([(offset.x, offset.y) for offset in world.replica_offsets], dtype=np.float64)[self.copies]
         self._bodies = BodyBatch(robot.first_body.physics_body for robot in self.robots)
         self._scanners = [laser.scanner for laser in self.lasers]
-        beam_count = self._scanners[0].beam_count
+        beam_counts = {scanner.beam_count for scanner in self._scanners}
+        ranges = {float(laser.range) for laser in self.lasers}
+        if len(beam_counts) > 1 or len(ranges) > 1:
+            world.close()
+            raise ValueError(f"{world_path}: the robots' lasers must have one beam count and range, got {beam_counts} and {ranges}")
+        beam_count = beam_counts.pop()
         self.beam_index = np.linspace(0, beam_count - 1, min(task.beams, beam_count)).round().astype(np.int64)
-        self.laser_range = float(self.lasers[0].range)
+        self.laser_range = ranges.pop()
         x_min, y_min, x_max, y_max = task.area
         self._scale = math.hypot(x_max - x_min, y_max - y_min)
         #: Each robot's goal (m, the world's frame) and its distance to it (m).
-        self.goals = np.zeros((count, 2))
-        self.distances = np.zeros(count)
+        self.goals = np.zeros((self.count, 2))
+        self.distances = np.zeros(self.count)
 
     def _task_parts(self, world: World, robot_name: str, world_path: str | Path) -> tuple:
         """The robot ``robot_name``, its drive and its laser, checked."""
@@ -103,8 +128,8 @@ class NavigationFleet:
             laser = world.plugins.find(robot, task.laser)
         except Exception as error:  # noqa: BLE001 - EntityError or KeyError: say which in one line
             raise ValueError(f"{world_path}: the task's robot, drive or laser is missing: {error}") from None
-        if getattr(drive, "command", None) is None or not hasattr(laser, "scanner"):
-            raise ValueError(f"{world_path}: {task.drive} must be a drive and {task.laser} a laser")
+        if not isinstance(getattr(drive, "command", None), VelocityCommand) or not hasattr(laser, "scanner"):
+            raise ValueError(f"{world_path}: {task.drive} must be a drive (with a velocity command) and {task.laser} a laser")
         return robot, drive, laser
 
     @property
@@ -114,9 +139,10 @@ class NavigationFleet:
 
     # ---------------------------------------------------------------- episodes
     def place(self, index: int, rng: np.random.Generator) -> None:
-        """Start robot ``index``'s episode: at rest at a free start, facing a random way, with a
-        free goal at least the task's ``min_goal_distance`` away (drawn from ``rng``)."""
-        start = self._free_point(rng, None)
+        """Start robot ``index``'s episode: at rest at a free start (clear of the walls and of
+        the other robots of its copy), facing a random way, with a free goal at least the task's
+        ``min_goal_distance`` away (drawn from ``rng``)."""
+        start = self._free_point(rng, None, self._others(index))
         goal = self._free_point(rng, start)
         heading = float(rng.uniform(-math.pi, math.pi))
         command = self.drives[index].command
@@ -132,10 +158,7 @@ class NavigationFleet:
         at any step of the period (a robot that touched something keeps its command to the end
         of the period, alone or not: every copy runs the same steps)."""
         task = self.task
-        for drive, (linear, angular) in zip(self.drives, actions.tolist()):
-            command = drive.command
-            command.linear = linear * task.max_linear
-            command.angular = angular * task.max_angular
+        VelocityCommand.set_all(self._commands, (actions[:, 0] * task.max_linear).tolist(), (actions[:, 1] * task.max_angular).tolist())
         collided = np.zeros(self.count, dtype=bool)
         index = self._index
         for _ in range(self.steps_per_action):
@@ -175,7 +198,19 @@ class NavigationFleet:
         return np.concatenate([np.clip(ranges, 0.0, 1.0), np.clip(state, -1.0, 1.0)], axis=1).astype(np.float32)
 
     # ---------------------------------------------------------------- the task's parts
-    def _free_point(self, rng: np.random.Generator, away_from: tuple[float, float] | None) -> tuple[float, float]:
+    def _others(self, index: int) -> np.ndarray:
+        """(M, 2) positions (m, the world's frame) of the other robots in robot ``index``'s copy."""
+        same = np.flatnonzero(self.copies == self.copies[index])
+        same = same[same != index]
+        if len(same) == 0:
+            return np.empty((0, 2))
+        return self._bodies.poses()[same, :2] - self.offsets[same]
+
+    def _free_point(
+        self, rng: np.random.Generator, away_from: tuple[float, float] | None, robots: np.ndarray | None = None
+    ) -> tuple[float, float]:
+        """A point of the area ``clearance`` from every wall, ``min_goal_distance`` from
+        ``away_from`` and twice ``clearance`` from each of ``robots`` ((M, 2), m)."""
         task = self.task
         x_min, y_min, x_max, y_max = task.area
         for _ in range(MAX_PLACEMENT_TRIES):
@@ -183,6 +218,8 @@ class NavigationFleet:
             if self.wall_distance(x, y) < task.clearance:
                 continue
             if away_from is not None and math.hypot(x - away_from[0], y - away_from[1]) < task.min_goal_distance:
+                continue
+            if robots is not None and len(robots) and np.hypot(robots[:, 0] - x, robots[:, 1] - y).min() < 2 * task.clearance:
                 continue
             return x, y
         raise RuntimeError(
