@@ -10,8 +10,12 @@ import math
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-#: The bundled room (config/worlds/learning).
-DEFAULT_WORLD = Path(__file__).resolve().parent.parent.parent / "config" / "worlds" / "learning" / "world.yaml"
+#: The bundled learning worlds.
+LEARNING_WORLDS = Path(__file__).resolve().parent.parent.parent / "config" / "worlds" / "learning"
+#: The bundled room with one robot (config/worlds/learning/world.yaml).
+DEFAULT_WORLD = LEARNING_WORLDS / "world.yaml"
+#: The bundled room with four robots (config/worlds/learning/crowd.yaml).
+CROWD_WORLD = LEARNING_WORLDS / "crowd.yaml"
 
 
 @dataclass(frozen=True)
