@@ -23,7 +23,7 @@ Scenarios:
   turning view, a camera's view around the driving cleaner) and a recording's frames a second.
 * ``learning``: :mod:`bench.learning`: environment steps a second of the navigation task's
   vector environment with 1 to 256 worlds in one process on one core, beside Gymnasium's
-  SyncVectorEnv of 64 single environments.
+  SyncVectorEnv of 64 single environments, and as 1 and 2 Ray actors of 64 worlds.
 
 ``--quick`` (what ``make bench`` runs) does one run of each with shorter windows and scales to
 100 robots; without it every scenario runs ``--repeats`` times and the scaling goes to 1,000.
@@ -297,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:28} {m['ms_per_frame']:7.3f} ms{rate}")
     print("\nlearning, navigation task (environment steps a second, one core)")
     for name, m in training.items():
-        print(f"  {name:28} {m['steps_per_s']:9.0f}")
+        alone = f" ({m['actors_steps_per_s']:.0f} in the actors alone)" if "actors_steps_per_s" in m else ""
+        print(f"  {name:28} {m['steps_per_s']:9.0f}{alone}")
     print(f"peak RSS {peak_rss_mib:.0f} MiB; medians of {args.repeats} runs of {args.seconds:g} s.")
 
     result = {

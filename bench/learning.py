@@ -6,6 +6,10 @@
   0.01 s, random actions, autoreset included; on one core (the ray caster's threads set to one).
   The issue tracker's target: 20,000 steps a second with 64 worlds.
 * ``sync``: Gymnasium's SyncVectorEnv of 64 single environments (a world each), for comparison.
+* ``ray``: :class:`~sim_server.learning.distributed.RayVectorEnv` with 1 and 2 actors of 64
+  worlds each on a local Ray instance (:mod:`sim_server.learning.ray_example`): steps a second
+  stepped from the driver (a round trip to every actor a step) and in the actors alone (what
+  rollout workers with their policies in the actors would get). Skipped without Ray.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from sim_server.learning import NAVIGATION_ID, NavigationVectorEnv
 COUNTS = (1, 4, 16, 64, 256)
 #: Worlds of Gymnasium's SyncVectorEnv, compared.
 SYNC_WORLDS = 64
+#: Ray actors measured, and worlds in each.
+RAY_WORKERS = (1, 2)
+RAY_WORLDS = 64
 #: Actions drawn in advance and replayed (drawing them is not the environment's cost).
 ACTIONS = 64
 
@@ -60,9 +67,26 @@ def run(seconds: float) -> dict[str, dict[str, float]]:
             sync.close()
     finally:
         numba.set_num_threads(threads)
+    result.update(_ray(seconds / len(COUNTS)))
     return result
+
+
+def _ray(seconds: float) -> dict[str, dict[str, float]]:
+    """The ``ray`` scenarios (nothing without Ray)."""
+    try:
+        import ray
+    except ImportError:
+        return {}
+    from sim_server.learning.ray_example import measure
+
+    ray.init(num_cpus=RAY_WORKERS[-1], include_dashboard=False, log_to_driver=False)
+    try:
+        return {f"ray, {workers} x {RAY_WORLDS} worlds": measure(workers, RAY_WORLDS, seconds) for workers in RAY_WORKERS}
+    finally:
+        ray.shutdown()
 
 
 if __name__ == "__main__":
     for name, figures in run(5.0).items():
-        print(f"{name:22} {figures['steps_per_s']:10.0f} steps/s")
+        alone = f", {figures['actors_steps_per_s']:.0f} in the actors alone" if "actors_steps_per_s" in figures else ""
+        print(f"{name:24} {figures['steps_per_s']:10.0f} steps/s{alone}")

@@ -2,7 +2,7 @@
 # Idempotent set-up of the development environment (run by `make setup`).
 #
 #   1. create .venv (python3 -m venv) and install the pinned wheels from
-#      requirements/ros-kilted.txt and requirements/python.txt;
+#      requirements/ros-kilted.txt, requirements/python.txt and requirements/extras.txt;
 #   2. fix the ROS wheels' CMake config files, which carry the include paths of
 #      the interpreter the wheels were built with (/opt/python/cpXY-cpXY/...);
 #   3. build the interface packages (sim_msgs, and those of compat/ that the ROS
@@ -33,7 +33,7 @@ STAMPS="$VENV/.stamps"
 REQ_STAMP="$VENV/.requirements.sha256"
 COLCON_STAMP="$STAMPS/colcon.sha256"
 EDITABLE_STAMP="$STAMPS/editable.sha256"
-REQ_FILES=(requirements/ros-kilted.txt requirements/python.txt)
+REQ_FILES=(requirements/ros-kilted.txt requirements/python.txt requirements/extras.txt)
 FORCE="${SETUP_FORCE:-0}"
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -92,7 +92,7 @@ if stamp_matches "$REQ_STAMP" "$req_hash"; then
 else
     log "installing pinned requirements (${REQ_FILES[*]})"
     "$VPY" -m pip install --disable-pip-version-check \
-        -r requirements/python.txt -r requirements/ros-kilted.txt
+        -r requirements/python.txt -r requirements/ros-kilted.txt -r requirements/extras.txt
     # The build depends on what was installed: rebuild after any change.
     rm -f "$COLCON_STAMP" "$EDITABLE_STAMP"
     printf '%s\n' "$req_hash" > "$REQ_STAMP"

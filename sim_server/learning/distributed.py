@@ -1,0 +1,189 @@
+"""Vector environments as Ray actors: more cores than one process uses, or more machines.
+
+:class:`RayVectorEnv` is a Gymnasium vector environment whose environments live in
+``num_workers`` Ray actors, each a :class:`~sim_server.learning.vector_env.NavigationVectorEnv`
+of ``envs_per_worker`` copies of the world (one process, one core each). A step sends every actor
+its slice of the actions at once and gathers their results in order: environment ``i`` is copy
+``i % envs_per_worker`` of actor ``i // envs_per_worker``, and ``reset(seed=s)`` seeds it with
+``s + i``, as one NavigationVectorEnv of all of them would. Autoreset is the actors' (next-step).
+
+Ray is an optional extra (``pip install ray``; ``make setup`` installs it): this module needs it,
+nothing else in the simulator does. Connect to Ray before making the environment, on one
+machine with ``ray.init()``, or on a cluster started with ``ray start --head`` on one machine and
+``ray start --address=HEAD:6379`` on the others, then ``ray.init(address="auto")`` on any of
+them: the actors are placed wherever a core is free.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+try:
+    import ray
+except ImportError as error:  # pragma: no cover - the environment installs it
+    raise ImportError(
+        "sim_server.learning.distributed needs Ray, an optional extra: pip install ray (make setup installs it)"
+    ) from error
+
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from sim_server.core.replicas import MAX_REPLICAS
+from sim_server.learning.navigation_env import checked_actions
+
+#: Most actors of one environment.
+MAX_WORKERS = 1024
+
+
+class _Worker:
+    """A Ray actor holding one NavigationVectorEnv (made in the actor's process). An environment
+    that cannot be made is reported by :meth:`spaces`, not by the actor's death (whose message
+    would be a remote traceback)."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        import numba
+
+        from sim_server.core.errors import SimError
+        from sim_server.learning.vector_env import NavigationVectorEnv
+
+        numba.set_num_threads(1)  # one core an actor: its ray caster's threads would share it
+        self.envs = None
+        self.error = ""
+        try:
+            self.envs = NavigationVectorEnv(**options)
+        except (ValueError, TypeError, RuntimeError, SimError) as error:
+            self.error = str(error) or type(error).__name__
+
+    def spaces(self):
+        """The single environment's observation and action spaces, or the error that kept it
+        from being made (a string)."""
+        if self.envs is None:
+            return self.error
+        return self.envs.single_observation_space, self.envs.single_action_space
+
+    def reset(self, seed: int | None, options: dict[str, Any] | None):
+        return self.envs.reset(seed=seed, options=options)
+
+    def step(self, actions: np.ndarray):
+        return self.envs.step(actions)
+
+    def steps_per_second(self, seconds: float, seed: int) -> float:
+        """Steps a second of random actions in the actor alone (no round trips)."""
+        envs = self.envs
+        envs.reset(seed=seed)
+        envs.action_space.seed(seed)
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            envs.step(envs.action_space.sample())
+            steps += 1
+        return steps * envs.num_envs / (time.perf_counter() - start)
+
+    def close(self) -> None:
+        if self.envs is not None:
+            self.envs.close()
+
+
+class RayVectorEnv(VectorEnv):
+    """See the module's docstring.
+
+    Args:
+        num_workers: Ray actors (each one process on one core).
+        envs_per_worker: environments (copies of the world) in each actor.
+        **options: the rest of :class:`~sim_server.learning.vector_env.NavigationVectorEnv`'s
+            arguments (world_path, task, step_size, max_episode_steps); no rendering.
+
+    Raises:
+        RuntimeError: Ray is not initialised (``ray.init()`` first).
+        ValueError: bad counts or options (the actors' own errors are raised as they are).
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_workers: int = 2, envs_per_worker: int = 64, **options: Any) -> None:
+        for name, value, most in (("num_workers", num_workers, MAX_WORKERS), ("envs_per_worker", envs_per_worker, MAX_REPLICAS)):
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+                raise ValueError(f"{name} must be a whole number from 1 to {most}, got {value!r}")
+        if options.get("render_mode") is not None:
+            raise ValueError("RayVectorEnv does not render: its worlds are in other processes")
+        if not ray.is_initialized():
+            raise RuntimeError("Ray is not initialised: call ray.init() (or ray.init(address='auto') on a cluster) first")
+        self.num_workers = num_workers
+        self.envs_per_worker = envs_per_worker
+        self.num_envs = num_workers * envs_per_worker
+        actor = ray.remote(num_cpus=1)(_Worker)
+        self._workers = [actor.remote(dict(options, num_envs=envs_per_worker)) for _ in range(num_workers)]
+        try:
+            made = self._gather([worker.spaces.remote() for worker in self._workers])
+        except BaseException:
+            self.close()
+            raise
+        problem = next((each for each in made if isinstance(each, str)), None)
+        if problem is not None:
+            self.close()
+            raise ValueError(f"the workers' environments could not be made: {problem}")
+        self.single_observation_space, self.single_action_space = made[0]
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is not None and not isinstance(seed, int):
+            raise ValueError(f"reset: seed must be a whole number, got {seed!r:.100}")
+        mask = None
+        if options and "reset_mask" in options:
+            mask = np.asarray(options["reset_mask"])
+            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                raise ValueError(f"reset: options['reset_mask'] must be {self.num_envs} booleans, got {mask!r:.200}")
+        futures = []
+        for index, worker in enumerate(self._workers):
+            part = None if mask is None else {"reset_mask": mask[self._slice(index)]}
+            futures.append(worker.reset.remote(None if seed is None else seed + index * self.envs_per_worker, part))
+        results = self._gather(futures)
+        return np.concatenate([observations for observations, _ in results]), _joined([infos for _, infos in results])
+
+    def step(self, actions):
+        actions = checked_actions(actions, self.num_envs)  # here, before any actor steps
+        results = self._gather([worker.step.remote(actions[self._slice(index)]) for index, worker in enumerate(self._workers)])
+        observations, rewards, terminated, truncated, infos = zip(*results)
+        return (
+            np.concatenate(observations), np.concatenate(rewards), np.concatenate(terminated),
+            np.concatenate(truncated), _joined(list(infos)),
+        )
+
+    def worker_steps_per_second(self, seconds: float, seed: int = 0) -> list[float]:
+        """Each actor's steps a second of random actions, run in all actors at once, without
+        round trips (what the actors can give; :meth:`step`'s rate is that less the transport)."""
+        return self._gather([worker.steps_per_second.remote(seconds, seed + index) for index, worker in enumerate(self._workers)])
+
+    def close_extras(self, **kwargs: Any) -> None:
+        workers, self._workers = getattr(self, "_workers", []), []
+        if workers:
+            ray.wait([worker.close.remote() for worker in workers], num_returns=len(workers), timeout=30)
+            for worker in workers:
+                ray.kill(worker)
+
+    def _slice(self, index: int) -> slice:
+        return slice(index * self.envs_per_worker, (index + 1) * self.envs_per_worker)
+
+    def _gather(self, futures: list) -> list:
+        """The futures' results, every one awaited (so no actor's error is left unread); the
+        first error is raised, an actor's ValueError (bad input) as a ValueError of its own."""
+        ray.wait(futures, num_returns=len(futures))
+        results, first_error = [], None
+        for future in futures:
+            try:
+                results.append(ray.get(future))
+            except ray.exceptions.RayTaskError as error:
+                first_error = first_error or error
+        if first_error is not None:
+            if isinstance(first_error.cause, ValueError):
+                raise ValueError(str(first_error.cause)) from None
+            raise first_error
+        return results
+
+
+def _joined(infos: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The actors' info dicts (arrays with their ``_key`` masks) as one, in actor order."""
+    return {key: np.concatenate([info[key] for info in infos]) for key in infos[0]}
