@@ -31,14 +31,8 @@ import numpy as np
 from gymnasium import spaces
 
 from sim_server.learning.fleet import NavigationFleet
+from sim_server.learning.pictures import RENDER_MODES, FleetPictures, check_render_mode
 from sim_server.learning.task import DEFAULT_WORLD, NavigationTask
-from sim_server.rendering import Renderer, View
-from sim_server.rendering.overlays import Overlay, laser_rays
-
-#: Colour of the goal's cross in pictures (RGBA).
-GOAL_COLOR = (255, 220, 0, 255)
-#: Half the size of the goal's cross in pictures (m).
-GOAL_CROSS = 0.25
 
 
 def observation_space(fleet: NavigationFleet) -> spaces.Box:
@@ -69,12 +63,6 @@ def checked_actions(actions: Any, count: int) -> np.ndarray:
     return np.clip(array, -1.0, 1.0)
 
 
-def goal_cross(x: float, y: float) -> Overlay:
-    """The goal at (x, y) (m, world frame) as a cross to draw."""
-    size = GOAL_CROSS
-    return Overlay(np.array([(x - size, y - size, x + size, y + size), (x - size, y + size, x + size, y - size)]), GOAL_COLOR)
-
-
 class NavigationEnv(gymnasium.Env):
     """See the module's docstring.
 
@@ -86,7 +74,7 @@ class NavigationEnv(gymnasium.Env):
         pixels: the longer side of rendered pictures.
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 10}
 
     def __init__(
         self,
@@ -96,16 +84,14 @@ class NavigationEnv(gymnasium.Env):
         step_size: float = 0.01,
         pixels: int = 256,
     ) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f'render_mode must be None or "rgb_array", got {render_mode!r}')
+        check_render_mode(render_mode)
         self.task = task or NavigationTask()
         self.render_mode = render_mode
         self.fleet = NavigationFleet(world_path, self.task, 1, step_size)
         self.world = self.fleet.world
         self.observation_space = observation_space(self.fleet)
         self.action_space = action_space()
-        self._renderer = Renderer(self.world) if render_mode else None
-        self._view = View.fit(self.world, pixels) if render_mode else None
+        self._pictures = FleetPictures(self.fleet, render_mode, pixels)
 
     @property
     def goal(self) -> tuple[float, float]:
@@ -128,9 +114,7 @@ class NavigationEnv(gymnasium.Env):
         return self.fleet.observations()[0], float(rewards[0]), bool(reached[0] or collided[0]), False, info
 
     def render(self):
-        if self.render_mode != "rgb_array":
-            return None
-        return self._renderer.render(self._view, [laser_rays(self.world), goal_cross(*self.goal)])
+        return self._pictures.render()
 
     def close(self) -> None:
         if getattr(self, "fleet", None) is not None:

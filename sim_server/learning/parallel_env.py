@@ -28,10 +28,9 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from sim_server.learning.fleet import NavigationFleet
-from sim_server.learning.navigation_env import action_space, checked_actions, goal_cross, observation_space
+from sim_server.learning.navigation_env import action_space, checked_actions, observation_space
+from sim_server.learning.pictures import RENDER_MODES, FleetPictures, check_render_mode
 from sim_server.learning.task import CROWD_WORLD, NavigationTask
-from sim_server.rendering import Renderer, View
-from sim_server.rendering.overlays import laser_rays
 
 #: The robots of the bundled crowd world (config/worlds/learning/crowd.yaml).
 CROWD_ROBOTS = ("robot1", "robot2", "robot3", "robot4")
@@ -49,7 +48,7 @@ class NavigationParallelEnv(ParallelEnv):
         pixels: the longer side of rendered pictures.
     """
 
-    metadata = {"name": "sim_server_navigation_v0", "render_modes": ["rgb_array"], "render_fps": 10, "is_parallelizable": True}
+    metadata = {"name": "sim_server_navigation_v0", "render_modes": list(RENDER_MODES), "render_fps": 10, "is_parallelizable": True}
 
     def __init__(
         self,
@@ -60,8 +59,7 @@ class NavigationParallelEnv(ParallelEnv):
         step_size: float = 0.01,
         pixels: int = 256,
     ) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f'render_mode must be None or "rgb_array", got {render_mode!r}')
+        check_render_mode(render_mode)
         if isinstance(robots, str) or not all(isinstance(name, str) for name in robots):
             raise ValueError(f"robots must be a list of model names, got {robots!r:.200}")
         self.task = task or NavigationTask()
@@ -77,8 +75,7 @@ class NavigationParallelEnv(ParallelEnv):
         self.action_spaces = {agent: self._action_space for agent in self.possible_agents}
         self._np_random, _ = seeding.np_random(None)
         self._steps = 0
-        self._renderer = Renderer(self.world) if render_mode else None
-        self._view = View.fit(self.world, pixels) if render_mode else None
+        self._pictures = FleetPictures(self.fleet, render_mode, pixels)
 
     def observation_space(self, agent: str) -> spaces.Box:
         return self.observation_spaces[agent]
@@ -132,10 +129,7 @@ class NavigationParallelEnv(ParallelEnv):
         return self.fleet.observations().reshape(-1)
 
     def render(self):
-        if self.render_mode != "rgb_array":
-            return None
-        goals = [goal_cross(x, y) for x, y in self.fleet.goals.tolist()]
-        return self._renderer.render(self._view, [laser_rays(self.world), *goals])
+        return self._pictures.render()
 
     def close(self) -> None:
         if getattr(self, "fleet", None) is not None:

@@ -33,10 +33,9 @@ from gymnasium.vector.utils import batch_space
 
 from sim_server.core.replicas import MAX_REPLICAS
 from sim_server.learning.fleet import NavigationFleet
-from sim_server.learning.navigation_env import action_space, checked_actions, goal_cross, observation_space
+from sim_server.learning.navigation_env import action_space, checked_actions, observation_space
+from sim_server.learning.pictures import RENDER_MODES, FleetPictures, check_render_mode
 from sim_server.learning.task import DEFAULT_WORLD, NavigationTask
-from sim_server.rendering import Renderer, View
-from sim_server.rendering.overlays import laser_rays
 
 
 class NavigationVectorEnv(VectorEnv):
@@ -53,7 +52,7 @@ class NavigationVectorEnv(VectorEnv):
             ``gymnasium.make_vec`` passes the registered limit here).
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 10, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 10, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
@@ -65,8 +64,7 @@ class NavigationVectorEnv(VectorEnv):
         pixels: int = 512,
         max_episode_steps: int | None = None,
     ) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f'render_mode must be None or "rgb_array", got {render_mode!r}')
+        check_render_mode(render_mode)
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or not 1 <= num_envs <= MAX_REPLICAS:
             raise ValueError(f"num_envs must be a whole number from 1 to {MAX_REPLICAS}, got {num_envs!r}")
         self.task = task or NavigationTask()
@@ -84,8 +82,7 @@ class NavigationVectorEnv(VectorEnv):
         self._episode_steps = np.zeros(num_envs, dtype=np.int64)
         #: Environments whose episode ended at the last step (reset at the next).
         self._ended = np.zeros(num_envs, dtype=bool)
-        self._renderer = Renderer(self.world) if render_mode else None
-        self._view = View.fit(self.world, pixels) if render_mode else None
+        self._pictures = FleetPictures(self.fleet, render_mode, pixels)
 
     # ---------------------------------------------------------------- Gymnasium's vector API
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
@@ -124,11 +121,7 @@ class NavigationVectorEnv(VectorEnv):
         return fleet.observations(), rewards, terminated, truncated, infos
 
     def render(self):
-        if self.render_mode != "rgb_array":
-            return None
-        offsets = self.fleet.offsets
-        goals = [goal_cross(x + dx, y + dy) for (x, y), (dx, dy) in zip(self.fleet.goals.tolist(), offsets.tolist())]
-        return self._renderer.render(self._view, [laser_rays(self.world), *goals])
+        return self._pictures.render()
 
     def close_extras(self, **kwargs: Any) -> None:
         if getattr(self, "fleet", None) is not None:
