@@ -33,11 +33,15 @@ def test_recording_commands_run_as_written(tmp_path) -> None:
         assert out.stat().st_size > 10_000 and result.stdout.startswith(f"wrote {out.name}: 201 frame(s)")
 
 
-def test_gymnasium_example_runs_as_written() -> None:
+def test_learning_examples_run_as_written() -> None:
+    """Every Python block of the learning section, as written, each in a process of its own,
+    none importing rclpy; the first's picture and observation are checked too."""
     text = (REPO_ROOT / "README.md").read_text()
-    section = text.split("## Reinforcement learning (Gymnasium)", 1)[1].split("\n## ", 1)[0]
-    example = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    check = example + "\nassert picture.shape[2] == 3 and env.observation_space.contains(observation)\n"
-    check += "import sys\nassert 'rclpy' not in sys.modules, 'the environment imported rclpy'\n"
-    result = subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
+    section = text.split("## Reinforcement learning (Gymnasium, PettingZoo, Ray)", 1)[1].split("\n## ", 1)[0]
+    examples = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(examples) == 3
+    checks = ["\nassert picture.shape[2] == 3 and env.observation_space.contains(observation)\n", "", ""]
+    for example, check in zip(examples, checks):
+        check += "import sys\nassert 'rclpy' not in sys.modules, 'the environment imported rclpy'\n"
+        result = subprocess.run([sys.executable, "-c", example + check], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr

@@ -11,6 +11,11 @@ Importing this module registers them with Gymnasium::
   :class:`~sim_server.learning.vector_env.NavigationVectorEnv`, all copies of the world in one
   physics world (its default vectorization; ``vectorization_mode="sync"`` gives Gymnasium's
   SyncVectorEnv of single environments instead).
+
+Also here, imported by name: :mod:`~sim_server.learning.parallel_env` (PettingZoo's parallel
+API, several robots in one world), :mod:`~sim_server.learning.distributed` (vector environments
+as Ray actors; Ray is an optional extra), and the examples
+:mod:`~sim_server.learning.ray_example` and :mod:`~sim_server.learning.train_example`.
 """
 
 import gymnasium
