@@ -88,12 +88,21 @@ class VelocityCommand:
         """Set ``commands[i]`` to ``linear[i]`` (m/s) and ``angular[i]`` (rad/s) for every ``i``,
         all or none: one ValueError names the first value out of its range, as the setters do
         (for many robots at once, e.g. a learning fleet's actions)."""
-        linear, angular = [float(v) for v in linear], [float(v) for v in angular]
+        commands = list(commands)
+        if not all(isinstance(command, VelocityCommand) for command in commands):
+            raise ValueError("set_all takes VelocityCommand objects only")
+        columns = []
+        for values, within, what in ((linear, limits.SPEED, "linear"), (angular, limits.ANGULAR_SPEED, "angular")):
+            if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+                raise ValueError(f"{what} values must be a list of numbers, got {type(values).__name__}")
+            for value in values:
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise ValueError(f"{what} command must be {within.describe()}, got {value!r:.100}")
+                _checked(value, within, what)
+            columns.append([float(value) for value in values])
+        linear, angular = columns
         if not len(commands) == len(linear) == len(angular):
             raise ValueError(f"{len(commands)} commands, {len(linear)} linear and {len(angular)} angular values")
-        for values, within, what in ((linear, limits.SPEED, "linear"), (angular, limits.ANGULAR_SPEED, "angular")):
-            for value in values:
-                _checked(value, within, what)
         for command, forward, turn in zip(commands, linear, angular):
             command._linear, command._angular = forward, turn
         VelocityCommand.changes += 1

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from sim_server.core.geometry import Pose2D
 
 #: Most copies of one world (each copy is a set of Box2D bodies; 4096 rooms of the learning world
-#: take about a second to load).
+#: take about 4 to 8 s to load here).
 MAX_REPLICAS = 4096
 #: Least gap between neighbouring copies' extents (m).
 MIN_MARGIN = 1.0
@@ -61,7 +61,7 @@ class Replicas:
         x_min, y_min, x_max, y_max = extent
         spacing = max(x_max - x_min, y_max - y_min) + self.margin
         columns = self.columns
-        return tuple(Pose2D((i % columns) * spacing, (i // columns) * spacing, 0.0) for i in range(self.count))
+        return tuple(Pose2D(float((i % columns) * spacing), float((i // columns) * spacing), 0.0) for i in range(self.count))
 
     def name(self, name: str, index: int) -> str:
         """Copy ``index``'s name for ``name`` (a model or namespace); "" stays ""."""

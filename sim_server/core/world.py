@@ -166,6 +166,8 @@ class World:
     ) -> "World":
         """Load a validated world file's layers and models (as :meth:`from_file`)."""
         preprocessor = preprocessor or YamlPreprocessor()
+        if not isinstance(replicas, Replicas):
+            raise ValueError(f"replicas must be a sim_server.core.replicas.Replicas, got {type(replicas).__name__}")
         if replicas.count > 1 and enable_levels and (spec.levels or any(layer.streaming for layer in spec.layers)):
             raise ConfigError(f"{spec.path}: a world with streamed levels or layers cannot be replicated")
         world = cls(spec, step_size, preprocessor, ros_node, seed, replicas)
@@ -284,7 +286,16 @@ class World:
         originals = list(self.layers)
         boxes = [piece.box for layer in originals for piece in layer.pieces if len(piece.edges)]
         starts = [(entry.pose.x, entry.pose.y) for entry in self.spec.models]
-        self.replica_offsets = self.replicas.offsets(replica_extent(boxes, starts))
+        extent = replica_extent(boxes, starts)
+        offsets = self.replicas.offsets(extent)
+        far_x, far_y = max(offset.x for offset in offsets) + extent[2], max(offset.y for offset in offsets) + extent[3]
+        if not (limits.COORDINATE.contains(far_x) and limits.COORDINATE.contains(far_y)):
+            raise ConfigError(
+                f"{self.spec.path}: {self.replicas.count} copies of a world {extent[2] - extent[0]:g} x "
+                f"{extent[3] - extent[1]:g} m large, {self.replicas.margin:g} m apart, reach ({far_x:g}, {far_y:g}) m, "
+                f"beyond the world's +-{limits.COORDINATE.high:g} m: fewer copies or a smaller margin"
+            )
+        self.replica_offsets = offsets
         for offset in self.replica_offsets[1:]:
             for layer, map_data in zip(originals, maps):
                 placed = replace(map_data, origin=offset.compose(map_data.origin)) if map_data is not None else None

@@ -32,10 +32,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from sim_server.core.replicas import MAX_REPLICAS
-from sim_server.learning.navigation_env import checked_actions
+from sim_server.learning.navigation_env import checked_actions, checked_options, checked_seed
 
 #: Most actors of one environment.
 MAX_WORKERS = 1024
+#: Longest wait for the actors to start and make their environments (s).
+START_TIMEOUT = 300.0
 
 
 class _Worker:
@@ -110,13 +112,19 @@ class RayVectorEnv(VectorEnv):
             raise ValueError("RayVectorEnv does not render: its worlds are in other processes")
         if not ray.is_initialized():
             raise RuntimeError("Ray is not initialised: call ray.init() (or ray.init(address='auto') on a cluster) first")
+        cpus = ray.cluster_resources().get("CPU", 0.0)
+        if num_workers > cpus:
+            raise ValueError(
+                f"num_workers ({num_workers}) needs as many CPUs in the Ray cluster, which has {cpus:g}: "
+                "fewer workers, ray.init(num_cpus=...), or more machines"
+            )
         self.num_workers = num_workers
         self.envs_per_worker = envs_per_worker
         self.num_envs = num_workers * envs_per_worker
         actor = ray.remote(num_cpus=1)(_Worker)
         self._workers = [actor.remote(dict(options, num_envs=envs_per_worker)) for _ in range(num_workers)]
         try:
-            made = self._gather([worker.spaces.remote() for worker in self._workers])
+            made = self._gather([worker.spaces.remote() for worker in self._workers], START_TIMEOUT)
         except BaseException:
             self.close()
             raise
@@ -129,10 +137,11 @@ class RayVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None and not isinstance(seed, int):
-            raise ValueError(f"reset: seed must be a whole number, got {seed!r:.100}")
+        self._check_open()
+        seed = checked_seed(seed)
+        options = checked_options(options)
         mask = None
-        if options and "reset_mask" in options:
+        if "reset_mask" in options:
             mask = np.asarray(options["reset_mask"])
             if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
                 raise ValueError(f"reset: options['reset_mask'] must be {self.num_envs} booleans, got {mask!r:.200}")
@@ -144,6 +153,7 @@ class RayVectorEnv(VectorEnv):
         return np.concatenate([observations for observations, _ in results]), _joined([infos for _, infos in results])
 
     def step(self, actions):
+        self._check_open()
         actions = checked_actions(actions, self.num_envs)  # here, before any actor steps
         results = self._gather([worker.step.remote(actions[self._slice(index)]) for index, worker in enumerate(self._workers)])
         observations, rewards, terminated, truncated, infos = zip(*results)
@@ -155,6 +165,7 @@ class RayVectorEnv(VectorEnv):
     def worker_steps_per_second(self, seconds: float, seed: int = 0) -> list[float]:
         """Each actor's steps a second of random actions, run in all actors at once, without
         round trips (what the actors can give; :meth:`step`'s rate is that less the transport)."""
+        self._check_open()
         return self._gather([worker.steps_per_second.remote(seconds, seed + index) for index, worker in enumerate(self._workers)])
 
     def close_extras(self, **kwargs: Any) -> None:
@@ -164,13 +175,20 @@ class RayVectorEnv(VectorEnv):
             for worker in workers:
                 ray.kill(worker)
 
+    def _check_open(self) -> None:
+        if not self._workers:
+            raise RuntimeError("the environment is closed")
+
     def _slice(self, index: int) -> slice:
         return slice(index * self.envs_per_worker, (index + 1) * self.envs_per_worker)
 
-    def _gather(self, futures: list) -> list:
+    def _gather(self, futures: list, timeout: float | None = None) -> list:
         """The futures' results, every one awaited (so no actor's error is left unread); the
-        first error is raised, an actor's ValueError (bad input) as a ValueError of its own."""
-        ray.wait(futures, num_returns=len(futures))
+        first error is raised, an actor's ValueError or RuntimeError as one of its own (its
+        message, without the remote traceback). RuntimeError when ``timeout`` (s) passes first."""
+        ready, _ = ray.wait(futures, num_returns=len(futures), timeout=timeout)
+        if len(ready) < len(futures):
+            raise RuntimeError(f"the Ray workers did not answer within {timeout:g} s")
         results, first_error = [], None
         for future in futures:
             try:
@@ -178,8 +196,9 @@ class RayVectorEnv(VectorEnv):
             except ray.exceptions.RayTaskError as error:
                 first_error = first_error or error
         if first_error is not None:
-            if isinstance(first_error.cause, ValueError):
-                raise ValueError(str(first_error.cause)) from None
+            for kind in (ValueError, RuntimeError):
+                if isinstance(first_error.cause, kind):
+                    raise kind(str(first_error.cause)) from None
             raise first_error
         return results
 

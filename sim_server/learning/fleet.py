@@ -26,7 +26,8 @@ import numpy as np
 from sim_server.core import Pose2D, World
 from sim_server.core.body_memory import BodyBatch
 from sim_server.core.laser_scanner import scan_all
-from sim_server.core.replicas import Replicas
+from sim_server.core import limits
+from sim_server.core.replicas import MAX_MARGIN, Replicas
 from sim_server.learning.task import NavigationTask
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -34,6 +35,8 @@ from sim_plugins.velocity_command import VelocityCommand
 MAX_PLACEMENT_TRIES = 1000
 #: Gap between copies beyond the laser's range (m), so that no laser sees another copy.
 REPLICA_GAP = 2.0
+#: Most physics steps one action may be held for.
+MAX_STEPS_PER_ACTION = 10_000
 #: Values of an observation after the laser's beams: the goal (ahead, left) and the speeds
 #: (linear, angular).
 STATE_VALUES = 4
@@ -63,12 +66,23 @@ class NavigationFleet:
         step_size: float = 0.01,
         robots: Sequence[str] | None = None,
     ) -> None:
+        if not isinstance(task, NavigationTask):
+            raise ValueError(f"task must be a NavigationTask, got {type(task).__name__}")
+        if isinstance(step_size, bool) or not isinstance(step_size, (int, float)) or not limits.STEP_SIZE.contains(step_size):
+            raise ValueError(f"step_size must be {limits.STEP_SIZE.describe()}, got {step_size!r:.100}")
         steps = task.control_period / step_size
         if abs(steps - round(steps)) > 1e-9 or round(steps) < 1:
             raise ValueError(
                 f"the control period ({task.control_period} s) must be a whole number of steps of {step_size} s"
             )
-        robots = [task.robot] if robots is None else list(robots)
+        if steps > MAX_STEPS_PER_ACTION:
+            raise ValueError(
+                f"the control period ({task.control_period} s) must be at most {MAX_STEPS_PER_ACTION} steps of {step_size} s"
+            )
+        robots = [task.robot] if robots is None else robots
+        if isinstance(robots, (str, bytes)) or not isinstance(robots, Sequence) or not all(isinstance(name, str) for name in robots):
+            raise ValueError(f"robots must be a list of model names, got {robots!r:.200}")
+        robots = list(robots)
         if not robots or len(set(robots)) != len(robots):
             raise ValueError(f"the robots must be one or more different names, got {robots!r:.200}")
         self.task = task
@@ -80,7 +94,13 @@ class NavigationFleet:
             lasers = [self._task_parts(world, name, world_path)[2] for name in robots]
             #: The world's walls in its own frame ((N, 4) segments, m): where starts and goals may be.
             self.walls = np.concatenate([layer.world_edges() for layer in world.layers] or [np.empty((0, 4))])
-            margin = max(laser.range for laser in lasers) + REPLICA_GAP
+            longest = max(laser.range for laser in lasers)
+            margin = longest + REPLICA_GAP
+            if count > 1 and margin > MAX_MARGIN:
+                raise ValueError(
+                    f"{world_path}: a laser's range ({longest:g} m) is too long to lay copies of the world apart "
+                    f"(at most {MAX_MARGIN - REPLICA_GAP:g} m with more than one copy)"
+                )
         except BaseException:
             world.close()
             raise
@@ -118,6 +138,8 @@ class NavigationFleet:
         #: Each robot's goal (m, the world's frame) and its distance to it (m).
         self.goals = np.zeros((self.count, 2))
         self.distances = np.zeros(self.count)
+        #: Which robots have been placed (by :meth:`place`) since the fleet was made.
+        self.placed = np.zeros(self.count, dtype=bool)
 
     def _task_parts(self, world: World, robot_name: str, world_path: str | Path) -> tuple:
         """The robot ``robot_name``, its drive and its laser, checked."""
@@ -142,6 +164,7 @@ class NavigationFleet:
         """Start robot ``index``'s episode: at rest at a free start (clear of the walls and of
         the other robots of its copy), facing a random way, with a free goal at least the task's
         ``min_goal_distance`` away (drawn from ``rng``)."""
+        self.check_open()
         start = self._free_point(rng, None, self._others(index))
         goal = self._free_point(rng, start)
         heading = float(rng.uniform(-math.pi, math.pi))
@@ -151,12 +174,16 @@ class NavigationFleet:
         self.world.set_model_state(self.names[index], Pose2D(start[0] + offset_x, start[1] + offset_y, heading), 0.0, 0.0, 0.0)
         self.goals[index] = goal
         self.distances[index] = math.hypot(goal[0] - start[0], goal[1] - start[1])
+        self.placed[index] = True
 
     def act(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Hold ``actions`` ((count, 2) in [-1, 1], finite: linear, angular) for one control
         period; the rewards, whether each robot reached its goal, whether it touched anything
         at any step of the period (a robot that touched something keeps its command to the end
         of the period, alone or not: every copy runs the same steps)."""
+        self.check_open()
+        if not self.placed.all():
+            raise RuntimeError("call reset() before step(): the robots have no goals yet")
         task = self.task
         VelocityCommand.set_all(self._commands, (actions[:, 0] * task.max_linear).tolist(), (actions[:, 1] * task.max_angular).tolist())
         collided = np.zeros(self.count, dtype=bool)
@@ -180,6 +207,7 @@ class NavigationFleet:
         """(count, :attr:`observation_size`) float32: each robot's ranges over the laser's range
         (0 to 1, a miss is 1), its goal in its own frame over the area's diagonal (x ahead, y
         left, -1 to 1) and its speeds over their maxima (-1 to 1)."""
+        self.check_open()
         scans = scan_all(self._scanners, self.lasers[0].scene, self.world.time.iterations)
         ranges = np.stack([ranges for ranges, _ in scans])[:, self.beam_index].astype(np.float64)
         ranges = np.where(np.isfinite(ranges), ranges / self.laser_range, 1.0)
@@ -237,6 +265,11 @@ class NavigationFleet:
         t = np.clip(((np.array([x, y]) - start) * along).sum(axis=1) / lengths, 0.0, 1.0)
         nearest = start + along * t[:, None]
         return float(np.hypot(nearest[:, 0] - x, nearest[:, 1] - y).min())
+
+    def check_open(self) -> None:
+        """RuntimeError once the fleet is closed."""
+        if self.world is None:
+            raise RuntimeError("the environment is closed")
 
     def close(self) -> None:
         """Remove the world (the fleet cannot be used afterwards)."""

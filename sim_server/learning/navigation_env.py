@@ -49,18 +49,41 @@ def action_space() -> spaces.Box:
 
 def checked_actions(actions: Any, count: int) -> np.ndarray:
     """``actions`` as a (count, 2) float64 array clipped to [-1, 1] (as the action space
-    bounds it).
+    bounds it). A lone robot's action may be a pair (shape (2,)); nothing else is reshaped.
 
     Raises:
-        ValueError: the actions are not ``count`` pairs of finite numbers.
+        ValueError: the actions are not ``count`` pairs of finite real numbers.
     """
+    wanted = f"{count} pair(s) of real numbers (linear, angular)" + (", shape (2,) or (1, 2)" if count == 1 else f", shape ({count}, 2)")
     try:
-        array = np.asarray(actions, dtype=np.float64).reshape(count, 2)
+        given = np.asarray(actions)
     except (TypeError, ValueError):
-        raise ValueError(f"actions must be {count} pair(s) of numbers (linear, angular), got {actions!r:.200}") from None
+        raise ValueError(f"actions must be {wanted}, got {actions!r:.200}") from None
+    shapes = ((count, 2), (2,)) if count == 1 else ((count, 2),)
+    if given.dtype.kind not in "iuf" or given.shape not in shapes:
+        raise ValueError(f"actions must be {wanted}, got {given.dtype} of shape {given.shape}")
+    array = given.astype(np.float64).reshape(count, 2)
     if not np.isfinite(array).all():
         raise ValueError(f"an action must be finite, got {array.tolist()!r:.200}")
     return np.clip(array, -1.0, 1.0)
+
+
+def checked_seed(seed: Any, what: str = "seed") -> int | None:
+    """``seed`` as an int (None stays None), or ValueError: a whole number >= 0."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{what} must be None or a whole number >= 0, got {seed!r:.100}")
+    return int(seed)
+
+
+def checked_options(options: Any) -> dict:
+    """``options`` (None or a dict) as a dict, or ValueError."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"options must be None or a dict, got {type(options).__name__}")
+    return options
 
 
 class NavigationEnv(gymnasium.Env):
@@ -84,7 +107,7 @@ class NavigationEnv(gymnasium.Env):
         step_size: float = 0.01,
         pixels: int = 256,
     ) -> None:
-        check_render_mode(render_mode)
+        check_render_mode(render_mode, pixels)
         self.task = task or NavigationTask()
         self.render_mode = render_mode
         self.fleet = NavigationFleet(world_path, self.task, 1, step_size)
@@ -101,7 +124,8 @@ class NavigationEnv(gymnasium.Env):
 
     # ---------------------------------------------------------------- Gymnasium's API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        super().reset(seed=seed)
+        checked_options(options)
+        super().reset(seed=checked_seed(seed))
         self.fleet.place(0, self.np_random)
         return self.fleet.observations()[0], {"distance": float(self.fleet.distances[0]), "goal": self.goal}
 
@@ -118,6 +142,5 @@ class NavigationEnv(gymnasium.Env):
 
     def close(self) -> None:
         if getattr(self, "fleet", None) is not None:
-            self.fleet.close()
-            self.fleet = None
+            self.fleet.close()  # kept, closed: a later call says so
             self.world = None

@@ -28,7 +28,9 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from sim_server.learning.fleet import NavigationFleet
-from sim_server.learning.navigation_env import action_space, checked_actions, observation_space
+from sim_server.learning.navigation_env import (
+    action_space, checked_actions, checked_options, checked_seed, observation_space,
+)
 from sim_server.learning.pictures import RENDER_MODES, FleetPictures, check_render_mode
 from sim_server.learning.task import CROWD_WORLD, NavigationTask
 
@@ -59,8 +61,8 @@ class NavigationParallelEnv(ParallelEnv):
         step_size: float = 0.01,
         pixels: int = 256,
     ) -> None:
-        check_render_mode(render_mode)
-        if isinstance(robots, str) or not all(isinstance(name, str) for name in robots):
+        check_render_mode(render_mode, pixels)
+        if isinstance(robots, (str, bytes)) or not isinstance(robots, Sequence) or not all(isinstance(n, str) for n in robots):
             raise ValueError(f"robots must be a list of model names, got {robots!r:.200}")
         self.task = task or NavigationTask()
         self.render_mode = render_mode
@@ -85,7 +87,9 @@ class NavigationParallelEnv(ParallelEnv):
 
     # ---------------------------------------------------------------- PettingZoo's parallel API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None:
+        self.fleet.check_open()
+        checked_options(options)
+        if checked_seed(seed) is not None:
             self._np_random, _ = seeding.np_random(seed)
         self.agents = list(self.possible_agents)
         self._steps = 0
@@ -98,6 +102,9 @@ class NavigationParallelEnv(ParallelEnv):
         )
 
     def step(self, actions: dict[str, Any]):
+        self.fleet.check_open()
+        if not self.fleet.placed.all():
+            raise RuntimeError("call reset() before step(): the robots have no goals yet")
         if not isinstance(actions, dict):
             raise ValueError(f"actions must be a dict of actions by agent, got {type(actions).__name__}")
         unknown = set(actions) - set(self.agents)
@@ -133,8 +140,7 @@ class NavigationParallelEnv(ParallelEnv):
 
     def close(self) -> None:
         if getattr(self, "fleet", None) is not None:
-            self.fleet.close()
-            self.fleet = None
+            self.fleet.close()  # kept, closed: a later call says so
             self.world = None
 
     def _info(self, index: int) -> dict[str, Any]:

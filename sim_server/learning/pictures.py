@@ -7,6 +7,7 @@ import numpy as np
 
 from sim_server.learning.fleet import NavigationFleet
 from sim_server.rendering import Renderer, View
+from sim_server.rendering.renderer import MAX_PIXELS_SIDE as MAX_PIXELS
 from sim_server.rendering.overlays import Overlay, laser_rays
 
 #: The render modes of the learning environments.
@@ -17,10 +18,15 @@ GOAL_COLOR = (255, 220, 0, 255)
 GOAL_CROSS = 0.25
 
 
-def check_render_mode(render_mode: str | None) -> None:
-    """Raise ValueError unless ``render_mode`` is None or one of :data:`RENDER_MODES`."""
+def check_render_mode(render_mode: str | None, pixels: int) -> None:
+    """Raise ValueError unless ``render_mode`` is None or one of :data:`RENDER_MODES` and
+    ``pixels`` a whole number from 1 to :data:`MAX_PIXELS` (checked with a render mode only)."""
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f'render_mode must be None or "rgb_array", got {render_mode!r:.100}')
+    if render_mode is not None and (
+        isinstance(pixels, bool) or not isinstance(pixels, (int, np.integer)) or not 1 <= pixels <= MAX_PIXELS
+    ):
+        raise ValueError(f"pixels must be a whole number from 1 to {MAX_PIXELS}, got {pixels!r:.100}")
 
 
 def goal_cross(x: float, y: float) -> Overlay:
@@ -33,7 +39,7 @@ class FleetPictures:
     """Draws ``fleet``'s whole world, ``pixels`` on the longer side, when ``render_mode`` asks."""
 
     def __init__(self, fleet: NavigationFleet, render_mode: str | None, pixels: int) -> None:
-        check_render_mode(render_mode)
+        check_render_mode(render_mode, pixels)
         self._fleet = fleet
         self._renderer = Renderer(fleet.world) if render_mode else None
         self._view = View.fit(fleet.world, pixels) if render_mode else None
@@ -43,5 +49,6 @@ class FleetPictures:
         if self._renderer is None:
             return None
         fleet = self._fleet
+        fleet.check_open()
         goals = [goal_cross(x + dx, y + dy) for (x, y), (dx, dy) in zip(fleet.goals.tolist(), fleet.offsets.tolist())]
         return self._renderer.render(self._view, [laser_rays(fleet.world), *goals])

@@ -10,12 +10,18 @@ import math
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from sim_server.core import limits
+
 #: The bundled learning worlds.
 LEARNING_WORLDS = Path(__file__).resolve().parent.parent.parent / "config" / "worlds" / "learning"
 #: The bundled room with one robot (config/worlds/learning/world.yaml).
 DEFAULT_WORLD = LEARNING_WORLDS / "world.yaml"
 #: The bundled room with four robots (config/worlds/learning/crowd.yaml).
 CROWD_WORLD = LEARNING_WORLDS / "crowd.yaml"
+
+
+#: Longest an action may be held (s of sim time).
+MAX_CONTROL_PERIOD = 60.0
 
 
 @dataclass(frozen=True)
@@ -67,12 +73,21 @@ class NavigationTask:
                 continue
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
                 raise ValueError(f"NavigationTask.{field.name} must be finite numbers, got {value!r}")
+        if not isinstance(self.area, tuple) or len(self.area) != 4:
+            raise ValueError(f"NavigationTask.area must be (x_min, y_min, x_max, y_max), got {self.area!r:.200}")
         x_min, y_min, x_max, y_max = self.area
-        if not (x_min < x_max and y_min < y_max):
-            raise ValueError(f"NavigationTask.area must be (x_min, y_min, x_max, y_max) with min < max, got {self.area}")
+        if not (x_min < x_max and y_min < y_max) or not all(limits.COORDINATE.contains(v) for v in self.area):
+            raise ValueError(
+                f"NavigationTask.area must be (x_min, y_min, x_max, y_max) with min < max, all within "
+                f"+-{limits.COORDINATE.high:g} m, got {self.area}"
+            )
         for name in ("clearance", "goal_radius", "max_linear", "max_angular", "control_period"):
             if getattr(self, name) <= 0.0:
                 raise ValueError(f"NavigationTask.{name} must be > 0, got {getattr(self, name)}")
+        for name, most in (("max_linear", limits.SPEED.high), ("max_angular", limits.ANGULAR_SPEED.high),
+                           ("control_period", MAX_CONTROL_PERIOD)):
+            if getattr(self, name) > most:
+                raise ValueError(f"NavigationTask.{name} must be <= {most:g}, got {getattr(self, name)}")
         if self.min_goal_distance < 0.0:
             raise ValueError(f"NavigationTask.min_goal_distance must be >= 0, got {self.min_goal_distance}")
         if not isinstance(self.beams, int) or not 1 <= self.beams <= 100_000:

@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                                    ("--horizon", args.horizon, 1, 100_000)):
         if not low <= value <= high:
             parser.error(f"{name} must be from {low} to {high}, got {value}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     for name, value in (("--sigma", args.sigma), ("--learning-rate", args.learning_rate)):
         if not 0.0 < value <= 10.0:
             parser.error(f"{name} must be > 0 and <= 10, got {value:g}")

@@ -33,9 +33,24 @@ from gymnasium.vector.utils import batch_space
 
 from sim_server.core.replicas import MAX_REPLICAS
 from sim_server.learning.fleet import NavigationFleet
-from sim_server.learning.navigation_env import action_space, checked_actions, observation_space
+from sim_server.learning.navigation_env import (
+    action_space, checked_actions, checked_options, checked_seed, observation_space,
+)
 from sim_server.learning.pictures import RENDER_MODES, FleetPictures, check_render_mode
 from sim_server.learning.task import DEFAULT_WORLD, NavigationTask
+
+
+def environment_seeds(seed: Any, count: int) -> list[int | None] | None:
+    """Each of ``count`` environments' seed: ``seed + i`` for a whole number, the list's own for
+    a list (None: unchanged), None for None; ValueError for anything else, before any is used."""
+    if seed is None:
+        return None
+    if isinstance(seed, (list, tuple)):
+        if len(seed) != count:
+            raise ValueError(f"reset: {len(seed)} seeds for {count} environments")
+        return [checked_seed(each, "each seed") for each in seed]
+    first = checked_seed(seed)
+    return [first + index for index in range(count)]
 
 
 class NavigationVectorEnv(VectorEnv):
@@ -64,7 +79,7 @@ class NavigationVectorEnv(VectorEnv):
         pixels: int = 512,
         max_episode_steps: int | None = None,
     ) -> None:
-        check_render_mode(render_mode)
+        check_render_mode(render_mode, pixels)
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or not 1 <= num_envs <= MAX_REPLICAS:
             raise ValueError(f"num_envs must be a whole number from 1 to {MAX_REPLICAS}, got {num_envs!r}")
         self.task = task or NavigationTask()
@@ -86,16 +101,16 @@ class NavigationVectorEnv(VectorEnv):
 
     # ---------------------------------------------------------------- Gymnasium's vector API
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
-        if seed is not None:
-            seeds = [seed + index for index in range(self.num_envs)] if isinstance(seed, int) else list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"reset: {len(seeds)} seeds for {self.num_envs} environments")
+        self.fleet.check_open()
+        options = checked_options(options)
+        seeds = environment_seeds(seed, self.num_envs)
+        if seeds is not None:
             self._np_random, self._np_random_seed = seeding.np_random(seeds[0])
             for index, each in enumerate(seeds):
                 if each is not None:
                     self._generators[index] = seeding.np_random(each)[0]
         mask = np.ones(self.num_envs, dtype=bool)
-        if options and "reset_mask" in options:
+        if "reset_mask" in options:
             mask = np.asarray(options["reset_mask"])
             if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
                 raise ValueError(f"reset: options['reset_mask'] must be {self.num_envs} booleans, got {mask!r:.200}")
@@ -105,6 +120,7 @@ class NavigationVectorEnv(VectorEnv):
 
     def step(self, actions):
         fleet = self.fleet
+        fleet.check_open()
         restart = self._ended.copy()
         rewards, reached, collided = fleet.act(checked_actions(actions, self.num_envs))
         self._episode_steps += 1
@@ -126,7 +142,6 @@ class NavigationVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         if getattr(self, "fleet", None) is not None:
             self.fleet.close()
-            self.fleet = None
             self.world = None
 
     # ---------------------------------------------------------------- episodes

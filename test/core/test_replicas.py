@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 from pathlib import Path
 
@@ -132,3 +133,16 @@ def test_a_world_without_walls_is_laid_out_by_its_models(tmp_path: Path) -> None
         assert world.model("b_3").pose.x == pytest.approx(10.0)
     finally:
         world.close()
+
+
+@pytest.mark.parametrize("replicas", [3, None, "x", (2, 10.0)])
+def test_replicas_must_be_replicas(replicas) -> None:
+    with pytest.raises(ValueError, match="replicas must be a sim_server.core.replicas.Replicas"):
+        World.from_file(DEFAULT_WORLD, replicas=replicas)
+
+
+def test_copies_beyond_the_world_s_coordinates_are_refused() -> None:
+    frozen = gc.get_freeze_count()
+    with pytest.raises(ConfigError, match=r"400 copies of a world 10 x 10 m large, 10000 m apart, reach .* fewer copies"):
+        World.from_file(DEFAULT_WORLD, replicas=Replicas(400, 10000.0))
+    assert gc.get_freeze_count() == frozen

@@ -79,6 +79,11 @@ def test_environments_that_cannot_be_made_are_said_so(local_ray: None, options: 
         RayVectorEnv(2, 2, **options)
 
 
+def test_more_workers_than_cpus_are_refused_at_once(local_ray: None) -> None:
+    with pytest.raises(ValueError, match=r"num_workers \(3\) needs as many CPUs in the Ray cluster, which has 2"):
+        RayVectorEnv(3, 1)
+
+
 @pytest.mark.parametrize("workers, envs", [(0, 2), (2, 0), (1.5, 2), (2, True), (2, 5000)])
 def test_bad_counts_are_refused(local_ray: None, workers, envs) -> None:
     with pytest.raises(ValueError, match="must be a whole number"):
@@ -96,5 +101,10 @@ def test_bad_actions_are_refused_before_any_actor_steps(local_ray: None) -> None
         with pytest.raises(ValueError, match="reset_mask"):
             remote.reset(options={"reset_mask": [1, 0, 1, 0]})
         remote.reset(options={"reset_mask": np.array([True, False, False, True])})
+        for seed in (-1, 1.5, "1"):
+            with pytest.raises(ValueError, match="seed must be"):
+                remote.reset(seed=seed)
     finally:
         remote.close()
+    with pytest.raises(RuntimeError, match="the environment is closed"):
+        remote.step(np.zeros((4, 2)))

@@ -190,3 +190,31 @@ def test_an_area_with_no_free_point_is_said_so() -> None:
             env.reset(seed=0)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("action", [np.zeros((2, 1)), np.zeros(3), np.zeros((1, 3)), np.array(["0", "0"]), [1j, 0]])
+def test_actions_of_another_shape_or_kind_are_refused(action) -> None:
+    env = NavigationEnv()
+    try:
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match=r"actions must be 1 pair\(s\) of real numbers"):
+            env.step(action)
+        env.step(np.zeros((1, 2)))  # a pair in a row of one is a pair
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(
+    "fields, fault",
+    [
+        ({"area": (1, 2, 3)}, "area must be"),
+        ({"area": (-1e308, -1e308, 1e308, 1e308)}, "within"),
+        ({"area": (-1e6, -1e6, 1e6, 1e6)}, "within"),
+        ({"max_linear": 1e6}, "max_linear must be <="),
+        ({"max_angular": 2e4}, "max_angular must be <="),
+        ({"control_period": 1000.0}, "control_period must be <="),
+    ],
+)
+def test_tasks_that_could_never_run_are_refused(fields: dict, fault: str) -> None:
+    with pytest.raises(ValueError, match=fault):
+        NavigationTask(**fields)

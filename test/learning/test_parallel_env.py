@@ -141,3 +141,30 @@ def test_one_robot_of_a_world_works_too() -> None:
         assert list(observations) == ["robot"] and env.state().shape == (40,)
     finally:
         env.close()
+
+
+def test_steps_before_a_reset_and_calls_after_close_are_refused() -> None:
+    env = NavigationParallelEnv()
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        env.step({})
+    env.reset(seed=0)
+    env.close()
+    env.close()
+    for call in (lambda: env.step({}), lambda: env.reset(seed=0), env.state):
+        with pytest.raises(RuntimeError, match="the environment is closed"):
+            call()
+
+
+@pytest.mark.parametrize("robots", [None, (name for name in CROWD_ROBOTS), {"robot1": 1}, b"robot1"])
+def test_robots_must_be_a_list_of_names(robots) -> None:
+    with pytest.raises(ValueError, match="robots must be a list of model names"):
+        NavigationParallelEnv(robots=robots)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "1"])
+def test_bad_seeds_and_options_are_refused(env: NavigationParallelEnv, seed) -> None:
+    with pytest.raises(ValueError, match="seed must be"):
+        env.reset(seed=seed)
+    with pytest.raises(ValueError, match="options must be"):
+        env.reset(options=7)
+    env.reset(seed=0)

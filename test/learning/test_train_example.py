@@ -31,6 +31,7 @@ def test_centred_ranks() -> None:
         (["--sigma", "0"], "--sigma must be > 0"),
         (["--learning-rate", "nan"], "--learning-rate must be > 0"),
         (["--worlds", "many"], "invalid int value"),
+        (["--seed", "-1"], "--seed must be >= 0"),
     ],
 )
 def test_bad_arguments_are_one_line(argv: list[str], fault: str, capsys: pytest.CaptureFixture[str]) -> None:

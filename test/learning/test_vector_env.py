@@ -7,6 +7,7 @@ autoreset, and bad input is refused with a message.
 
 from __future__ import annotations
 
+import gc
 import math
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 from sim_server.learning import NAVIGATION_ID, NavigationEnv, NavigationTask, NavigationVectorEnv
+from test.conftest import REPO_ROOT
 from test.learning.test_navigation_env import empty_room, steer  # noqa: F401 - a fixture
 
 #: How far a copy's observations may drift from a lone world's over the steps compared (float32
@@ -202,3 +204,77 @@ def test_bad_seeds_and_masks_are_refused(envs: NavigationVectorEnv) -> None:
     with pytest.raises(ValueError, match="reset_mask"):
         envs.reset(options={"reset_mask": [1, 0, 1, 0, 0, 0]})
     envs.reset(seed=[1, None, 3, 4, 5, 6])
+
+
+@pytest.mark.parametrize(
+    "actions",
+    [np.zeros((2, 6)), np.zeros(12), np.zeros((6, 1)), np.zeros((6, 2, 1)), np.zeros((3, 2)),
+     np.full((6, 2), "0.5"), np.zeros((6, 2), dtype=complex), np.zeros((6, 2), dtype=bool),
+     np.zeros((6, 2), dtype="datetime64[s]"), np.array([[0.0, 0.0]] * 6, dtype=object)],
+)
+def test_actions_are_never_reshaped_or_converted(envs: NavigationVectorEnv, actions) -> None:
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions must be 6 pair\(s\) of real numbers"):
+        envs.step(actions)
+
+
+@pytest.mark.parametrize("seed", [1.5, -1, True, b"abc", {1, 2}, "3", [1, 2, 3, 4, 5, -1], [0.5] * 6])
+def test_bad_seeds_are_refused_before_any_is_used(envs: NavigationVectorEnv, seed) -> None:
+    envs.reset(seed=10)
+    goals = envs.fleet.goals.copy()
+    with pytest.raises(ValueError, match="seed"):
+        envs.reset(seed=seed)
+    envs.reset(seed=10)
+    np.testing.assert_array_equal(envs.fleet.goals, goals)  # the refused call changed no generator
+
+
+@pytest.mark.parametrize("options", [5, "reset_mask", ["reset_mask"]])
+def test_options_must_be_a_dict(envs: NavigationVectorEnv, options) -> None:
+    with pytest.raises(ValueError, match="options must be None or a dict"):
+        envs.reset(options=options)
+
+
+def test_steps_before_a_reset_and_calls_after_close_are_refused() -> None:
+    vector = NavigationVectorEnv(2, render_mode="rgb_array", pixels=64)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        vector.step(np.zeros((2, 2)))
+    vector.reset(seed=0)
+    vector.close()
+    vector.close()  # twice is harmless
+    for call in (lambda: vector.step(np.zeros((2, 2))), lambda: vector.reset(seed=0), vector.render):
+        with pytest.raises(RuntimeError, match="the environment is closed"):
+            call()
+
+
+@pytest.mark.parametrize(
+    "options, fault",
+    [
+        ({"render_mode": "rgb_array", "pixels": "a"}, "pixels must be a whole number"),
+        ({"render_mode": "rgb_array", "pixels": math.nan}, "pixels must be a whole number"),
+        ({"render_mode": "rgb_array", "pixels": 10**6}, "pixels must be a whole number"),
+        ({"render_mode": "human"}, "render_mode must be"),
+        ({"step_size": 0}, "step_size must be"),
+        ({"step_size": math.nan}, "step_size must be"),
+        ({"step_size": "0.01"}, "step_size must be"),
+        ({"step_size": 1e-6}, "at most 10000 steps"),
+        ({"task": 5}, "task must be a NavigationTask"),
+    ],
+)
+def test_bad_arguments_are_refused_and_leave_nothing(options: dict, fault: str) -> None:
+    frozen = gc.get_freeze_count()
+    with pytest.raises(ValueError, match=fault):
+        NavigationVectorEnv(3, **options)
+    assert gc.get_freeze_count() == frozen  # no world was left loaded
+
+
+def test_a_laser_too_long_for_copies_is_said_so(tmp_path: Path) -> None:
+    robot = (REPO_ROOT / "config" / "worlds" / "learning" / "robot.model.yaml").read_text().replace("range: 8", "range: 9999")
+    (tmp_path / "robot.model.yaml").write_text(robot)
+    (tmp_path / "room.yaml").write_text("type: line_segments\ndata: room.dat\nscale: 1\norigin: [0, 0, 0]\n")
+    (tmp_path / "room.dat").write_text("-5 -5 5 -5\n5 -5 5 5\n5 5 -5 5\n-5 5 -5 -5\n")
+    (tmp_path / "world.yaml").write_text(
+        "properties: {}\nlayers:\n  - {name: walls, map: room.yaml}\nmodels:\n  - {name: robot, model: robot.model.yaml, pose: [0, 0, 0]}\n"
+    )
+    with pytest.raises(ValueError, match=r"a laser's range \(9999 m\) is too long to lay copies"):
+        NavigationVectorEnv(2, world_path=tmp_path / "world.yaml")
+    NavigationVectorEnv(1, world_path=tmp_path / "world.yaml").close()  # one copy needs no room

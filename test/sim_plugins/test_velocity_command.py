@@ -48,3 +48,21 @@ def test_a_bad_value_sets_nothing_and_is_named(commands: list[VelocityCommand], 
 def test_lengths_must_agree(commands: list[VelocityCommand]) -> None:
     with pytest.raises(ValueError, match="3 commands, 2 linear and 3 angular values"):
         VelocityCommand.set_all(commands, [0.0, 0.0], [0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "make, fault",
+    [
+        (lambda c: (c[:2] + [None], [0.5] * 3, [0.0] * 3), "VelocityCommand objects only"),
+        (lambda c: (c, "123", [0.0] * 3), "linear values must be a list"),
+        (lambda c: (c, {1: 2, 3: 4, 5: 6}, [0.0] * 3), "linear values must be a list"),
+        (lambda c: (c, [True, 0.0, 0.0], [0.0] * 3), "linear command must be"),
+        (lambda c: (c, [0.0] * 3, ["0.5", 0.0, 0.0]), "angular command must be"),
+        (lambda c: (c, [0.0] * 3, 5), "angular values must be a list"),
+    ],
+)
+def test_set_all_refuses_what_is_not_commands_and_numbers(commands: list[VelocityCommand], make, fault: str) -> None:
+    VelocityCommand.set_all(commands, [0.1, 0.2, 0.3], [0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=fault):
+        VelocityCommand.set_all(*make(commands))
+    assert [c.linear for c in commands] == [0.1, 0.2, 0.3]
