@@ -8,7 +8,8 @@ iteration each of the ``--worlds`` copies runs one perturbed version of a linear
 ``--horizon`` actions from the start of an episode, and the policy moves along the perturbations
 weighted by the centred ranks of their returns. A copy's return counts until its episode ends
 (the rest of its run is not counted). It prints each iteration's mean return
-and the environment steps a second, training included, and returns the history for programs.
+and the environment steps a second, training included (an iteration ends early once every copy's
+episode has), and returns the history for programs.
 No deep-learning library is needed; a library such as Stable-Baselines3 takes the same
 environment through ``gymnasium.make_vec("sim_server.learning:sim_server/Navigation-v0", ...)``.
 """
@@ -53,7 +54,9 @@ def train(worlds: int, iterations: int, horizon: int, sigma: float, learning_rat
             biases = candidates[:, 2 * size :]
             returns = np.zeros(worlds)
             running = np.ones(worlds, dtype=bool)
+            taken = 0
             for _ in range(horizon):
+                taken += 1
                 actions = np.tanh(np.einsum("kij,kj->ki", weights, observations) + biases)
                 observations, rewards, terminated, truncated, _ = envs.step(actions)
                 returns += np.where(running, rewards, 0.0)
@@ -65,7 +68,7 @@ def train(worlds: int, iterations: int, horizon: int, sigma: float, learning_rat
             elapsed = time.perf_counter() - started
             yield {
                 "iteration": iteration, "mean_return": float(returns.mean()), "best_return": float(returns.max()),
-                "steps_per_s": worlds * horizon / elapsed,
+                "steps_per_s": worlds * taken / elapsed,
             }
     finally:
         envs.close()
