@@ -27,7 +27,7 @@ from sim_server.core import Pose2D, World
 from sim_server.core.body_memory import BodyBatch
 from sim_server.core.laser_scanner import scan_all
 from sim_server.core import limits
-from sim_server.core.replicas import MAX_MARGIN, Replicas
+from sim_server.core.replicas import MAX_MARGIN, MAX_REPLICAS, Replicas
 from sim_server.learning.task import NavigationTask
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -66,6 +66,8 @@ class NavigationFleet:
         step_size: float = 0.01,
         robots: Sequence[str] | None = None,
     ) -> None:
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_REPLICAS:
+            raise ValueError(f"count must be a whole number from 1 to {MAX_REPLICAS}, got {count!r:.100}")
         if not isinstance(task, NavigationTask):
             raise ValueError(f"task must be a NavigationTask, got {type(task).__name__}")
         if isinstance(step_size, bool) or not isinstance(step_size, (int, float)) or not limits.STEP_SIZE.contains(step_size):

@@ -278,3 +278,12 @@ def test_a_laser_too_long_for_copies_is_said_so(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"a laser's range \(9999 m\) is too long to lay copies"):
         NavigationVectorEnv(2, world_path=tmp_path / "world.yaml")
     NavigationVectorEnv(1, world_path=tmp_path / "world.yaml").close()  # one copy needs no room
+
+
+@pytest.mark.parametrize("count", [0, -1, 4097, 1.0, True])
+def test_a_fleet_s_count_is_checked(count) -> None:
+    from sim_server.learning.fleet import NavigationFleet
+    from sim_server.learning.task import DEFAULT_WORLD
+
+    with pytest.raises(ValueError, match="count must be a whole number"):
+        NavigationFleet(DEFAULT_WORLD, NavigationTask(), count)
