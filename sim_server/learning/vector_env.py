@@ -104,16 +104,16 @@ class NavigationVectorEnv(VectorEnv):
         self.fleet.check_open()
         options = checked_options(options)
         seeds = environment_seeds(seed, self.num_envs)
-        if seeds is not None:
-            self._np_random, self._np_random_seed = seeding.np_random(seeds[0])
-            for index, each in enumerate(seeds):
-                if each is not None:
-                    self._generators[index] = seeding.np_random(each)[0]
         mask = np.ones(self.num_envs, dtype=bool)
         if "reset_mask" in options:
             mask = np.asarray(options["reset_mask"])
             if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
                 raise ValueError(f"reset: options['reset_mask'] must be {self.num_envs} booleans, got {mask!r:.200}")
+        if seeds is not None:  # only now that the whole call is known to be good
+            self._np_random, self._np_random_seed = seeding.np_random(seeds[0])
+            for index, each in enumerate(seeds):
+                if each is not None:
+                    self._generators[index] = seeding.np_random(each)[0]
         for index in np.flatnonzero(mask):
             self._start(int(index))
         return self.fleet.observations(), self._infos()
