@@ -116,7 +116,7 @@ class RayVectorEnv(VectorEnv):
         if num_workers > cpus:
             raise ValueError(
                 f"num_workers ({num_workers}) needs as many CPUs in the Ray cluster, which has {cpus:g}: "
-                "fewer workers, ray.init(num_cpus=...), or more machines"
+                "fewer workers, or more CPUs for Ray (ray.init(num_cpus=...), ray start --num-cpus=..., more machines)"
             )
         self.num_workers = num_workers
         self.envs_per_worker = envs_per_worker

@@ -49,7 +49,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m sim_server.learning.ray_example", description=__doc__.split("\n")[0])
     parser.add_argument("--workers", type=int, default=2, help="Ray actors, one core each (default 2)")
     parser.add_argument("--envs", type=int, default=64, help="worlds in each actor (default 64)")
-    parser.add_argument("--seconds", type=float, default=10.0, help="how long to step (s, default 10)")
+    parser.add_argument(
+        "--seconds", type=float, default=10.0,
+        help="how long each of the two measurements steps (s, default 10; Ray's start adds a few seconds)",
+    )
     parser.add_argument("--address", default=None, help='a Ray cluster to join ("auto": the one started here by `ray start`)')
     args = parser.parse_args(argv)
     if not 0.0 < args.seconds <= 3600.0:

@@ -76,7 +76,7 @@ def train(worlds: int, iterations: int, horizon: int, sigma: float, learning_rat
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(prog="python -m sim_server.learning.train_example", description=__doc__.split("\n")[0])
-    parser.add_argument("--worlds", type=int, default=64, help="copies of the world, one perturbed policy each (default 64)")
+    parser.add_argument("--worlds", type=int, default=64, help="copies of the world, one perturbed policy each (2 or more, default 64)")
     parser.add_argument("--iterations", type=int, default=40, help="policy updates (default 40)")
     parser.add_argument("--horizon", type=int, default=150, help="actions per copy and iteration (default 150)")
     parser.add_argument("--sigma", type=float, default=0.1, help="the perturbations' size (default 0.1)")
