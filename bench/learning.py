@@ -14,13 +14,13 @@
 
 from __future__ import annotations
 
-import time
 
 import gymnasium
 import numba
 
 from bench.targets import VECTOR_ENV
 from sim_server.learning import NAVIGATION_ID, NavigationVectorEnv
+from sim_server.learning.throughput import steps_per_second
 
 #: World counts of the curve.
 COUNTS = (1, 4, 16, 64, 256)
@@ -29,22 +29,6 @@ SYNC_WORLDS = 64
 #: Ray actors measured, and worlds in each.
 RAY_WORKERS = (1, 2)
 RAY_WORLDS = 64
-#: Actions drawn in advance and replayed (drawing them is not the environment's cost).
-ACTIONS = 64
-
-
-def _steps_per_second(envs: gymnasium.vector.VectorEnv, seconds: float) -> float:
-    """Environment steps a second (a vector step of N environments counts N) over ``seconds``."""
-    envs.reset(seed=0)
-    envs.action_space.seed(0)
-    actions = [envs.action_space.sample() for _ in range(ACTIONS)]
-    for action in actions[:4]:  # compiled code and caches warm
-        envs.step(action)
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        envs.step(actions[steps % ACTIONS])
-        steps += 1
-    return steps * envs.num_envs / (time.perf_counter() - start)
 
 
 def run(seconds: float) -> dict[str, dict[str, float]]:
@@ -57,12 +41,12 @@ def run(seconds: float) -> dict[str, dict[str, float]]:
         for count in COUNTS:
             envs = NavigationVectorEnv(count)
             try:
-                result[VECTOR_ENV.format(count=count)] = {"steps_per_s": _steps_per_second(envs, seconds / len(COUNTS))}
+                result[VECTOR_ENV.format(count=count)] = {"steps_per_s": steps_per_second(envs, seconds / len(COUNTS))}
             finally:
                 envs.close()
         sync = gymnasium.make_vec(NAVIGATION_ID, num_envs=SYNC_WORLDS, vectorization_mode="sync")
         try:
-            result[f"sync, {SYNC_WORLDS} worlds"] = {"steps_per_s": _steps_per_second(sync, seconds / len(COUNTS))}
+            result[f"sync, {SYNC_WORLDS} worlds"] = {"steps_per_s": steps_per_second(sync, seconds / len(COUNTS))}
         finally:
             sync.close()
     finally:

@@ -16,7 +16,6 @@ them: the actors are placed wherever a core is free.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -33,6 +32,7 @@ from gymnasium.vector.utils import batch_space
 
 from sim_server.core.replicas import MAX_REPLICAS
 from sim_server.learning.navigation_env import checked_actions, checked_options, checked_seed
+from sim_server.learning.throughput import steps_per_second
 
 #: Most actors of one environment.
 MAX_WORKERS = 1024
@@ -74,14 +74,7 @@ class _Worker:
 
     def steps_per_second(self, seconds: float, seed: int) -> float:
         """Steps a second of random actions in the actor alone (no round trips)."""
-        envs = self.envs
-        envs.reset(seed=seed)
-        envs.action_space.seed(seed)
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            envs.step(envs.action_space.sample())
-            steps += 1
-        return steps * envs.num_envs / (time.perf_counter() - start)
+        return steps_per_second(self.envs, seconds, seed)
 
     def close(self) -> None:
         if self.envs is not None:

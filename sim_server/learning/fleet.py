@@ -183,9 +183,7 @@ class NavigationFleet:
         period; the rewards, whether each robot reached its goal, whether it touched anything
         at any step of the period (a robot that touched something keeps its command to the end
         of the period, alone or not: every copy runs the same steps)."""
-        self.check_open()
-        if not self.placed.all():
-            raise RuntimeError("call reset() before step(): the robots have no goals yet")
+        self.check_ready()
         task = self.task
         VelocityCommand.set_all(self._commands, (actions[:, 0] * task.max_linear).tolist(), (actions[:, 1] * task.max_angular).tolist())
         collided = np.zeros(self.count, dtype=bool)
@@ -272,6 +270,12 @@ class NavigationFleet:
         """RuntimeError once the fleet is closed."""
         if self.world is None:
             raise RuntimeError("the environment is closed")
+
+    def check_ready(self) -> None:
+        """RuntimeError once the fleet is closed, or while a robot has not been placed."""
+        self.check_open()
+        if not self.placed.all():
+            raise RuntimeError("call reset() before step(): the robots have no goals yet")
 
     def close(self) -> None:
         """Remove the world (the fleet cannot be used afterwards)."""

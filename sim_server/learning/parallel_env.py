@@ -102,9 +102,7 @@ class NavigationParallelEnv(ParallelEnv):
         )
 
     def step(self, actions: dict[str, Any]):
-        self.fleet.check_open()
-        if not self.fleet.placed.all():
-            raise RuntimeError("call reset() before step(): the robots have no goals yet")
+        self.fleet.check_ready()  # before the actions are looked at
         if not isinstance(actions, dict):
             raise ValueError(f"actions must be a dict of actions by agent, got {type(actions).__name__}")
         unknown = set(actions) - set(self.agents)

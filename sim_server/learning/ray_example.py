@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import Any
 
 import numpy as np
 
-#: Actions drawn in advance and replayed (drawing them is not the environments' cost).
-ACTIONS = 64
-
+from sim_server.learning.throughput import steps_per_second
 
 def measure(workers: int, envs: int, seconds: float, seed: int = 0) -> dict[str, float]:
     """Steps a second of a RayVectorEnv (Ray must be initialised): ``steps_per_s`` through
@@ -29,16 +26,7 @@ def measure(workers: int, envs: int, seconds: float, seed: int = 0) -> dict[str,
 
     vector = RayVectorEnv(workers, envs)
     try:
-        vector.reset(seed=seed)
-        vector.action_space.seed(seed)
-        actions = [vector.action_space.sample() for _ in range(ACTIONS)]
-        for action in actions[:4]:  # the actors' compiled code and caches warm
-            vector.step(action)
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            vector.step(actions[steps % ACTIONS])
-            steps += 1
-        rate = steps * vector.num_envs / (time.perf_counter() - start)
+        rate = steps_per_second(vector, seconds, seed)
         actors = float(np.sum(vector.worker_steps_per_second(seconds, seed)))
     finally:
         vector.close()
