@@ -38,7 +38,7 @@ def _files_under(top, share_subdir):
 
 setup(
     name=PACKAGE_NAME,
-    version="0.1.0",
+    version="0.2.0",
     description="Flatland-style 2D robot simulator for ROS 2",
     license="BSD-3-Clause",
     maintainer="sim_server maintainers",

@@ -106,8 +106,8 @@ def bench_laser(seconds: float) -> dict[str, float]:
     """Beams per second of the batch caster and of per-beam Box2D ray casts, on the office map."""
     from Box2D import b2
 
-    from sim_server.core.laser_scanner import scene_of
-    from sim_server.core.raycast import ScanBatch, cast_rays, cast_scans
+    from sim_server.core.sensing.laser_scanner import scene_of
+    from sim_server.core.sensing.raycast import ScanBatch, cast_rays, cast_scans
 
     world = World.from_file(OFFICE_WORLD, step_size=STEP_SIZE)
     world.step(2)

@@ -134,7 +134,7 @@ STARTUP_PROBE = """
 import json, resource, sys, time
 from bench.node_runner import run_node
 from sim_server.core import World
-from sim_server.core.laser_scanner import scene_of
+from sim_server.core.sensing.laser_scanner import scene_of
 started = time.perf_counter()
 world = World.from_file(sys.argv[1])
 scene_of(world).static

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from sim_server.core.map_image import extract_edges, occupancy, read_grey_image
+from sim_server.core.format.map_image import extract_edges, occupancy, read_grey_image
 
 #: The laser of the reference's benchmark cleaner: 0.28 m ahead of the body, 270 degrees, 1081 beams, 20 m.
 LASER_OFFSET = 0.28

@@ -31,12 +31,12 @@ import math
 import numpy as np
 
 from sim_server.core import limits as bounds
-from sim_server.core.entity_names import frame_problem, topic_problem
+from sim_server.core.format.entity_names import frame_problem, topic_problem
+from sim_server.core.format.yaml_reader import YamlReader, describe
 from sim_server.core.geometry import Pose2D
-from sim_server.core.plugin_api import ModelPlugin, UpdateTimer
+from sim_server.core.plugins.api import ModelPlugin, UpdateTimer
 from sim_server.core.state import SCOPE, ImageDatapack
-from sim_server.core.timekeeper import TimeKeeper
-from sim_server.core.yaml_reader import YamlReader, describe
+from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_server.rendering import Renderer, View
 from sim_server.rendering.renderer import MIN_VIEW_SIZE
 from sim_plugins.common import body_of, read_rate

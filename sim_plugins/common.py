@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from sim_server.core import limits as bounds
-from sim_server.core.body_memory import BodyBatch
-from sim_server.core.dynamics_limits import DynamicsLimits
-from sim_server.core.plugin_api import PluginContext
-from sim_server.core.timekeeper import TimeKeeper
-from sim_server.core.yaml_reader import YamlReader
+from sim_server.core.format.yaml_reader import YamlReader
+from sim_server.core.motion.dynamics_limits import DynamicsLimits
+from sim_server.core.physics.body_memory import BodyBatch
+from sim_server.core.plugins.api import PluginContext
+from sim_server.core.timing.timekeeper import TimeKeeper
 
 if TYPE_CHECKING:
-    from sim_server.core.model import Model, ModelBody
+    from sim_server.core.physics.model import Model, ModelBody
 
 
 def body_of(model: "Model", config: YamlReader, name: str, key: str = "body") -> "ModelBody":

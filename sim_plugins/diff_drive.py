@@ -19,11 +19,11 @@ import math
 
 import numpy as np
 
-from sim_server.core.body_memory import memory_access_works
+from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D, offset_point_velocity
-from sim_server.core.plugin_api import ModelPlugin, PluginBatch
-from sim_server.core.timekeeper import TimeKeeper
-from sim_server.core.yaml_reader import YamlReader
+from sim_server.core.physics.body_memory import memory_access_works
+from sim_server.core.plugins.api import ModelPlugin, PluginBatch
+from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_plugins.common import DriveBatch, body_of, read_dynamics
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
@@ -63,10 +63,10 @@ class DiffDrive(ModelPlugin):
         if node is not None:
             from geometry_msgs.msg import TwistStamped
 
-            from sim_server.ros.tf_broadcast import broadcaster_for, transform
-            from sim_server.ros.tf_broadcast import update_transform
             from sim_server.ros.conversions import set_stamp
             from sim_server.ros.subscriber_check import SubscriberCheck
+            from sim_server.ros.tf_broadcast import broadcaster_for, transform
+            from sim_server.ros.tf_broadcast import update_transform
 
             self._set_stamp = set_stamp
             self._update_transform = update_transform

@@ -16,11 +16,11 @@ from __future__ import annotations
 import math
 
 from sim_server.core import limits as bounds
+from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D
-from sim_server.core.laser_scanner import LaserScanner, scan_all, scene_of
-from sim_server.core.plugin_api import ModelPlugin, PluginBatch, UpdateTimer
-from sim_server.core.timekeeper import TimeKeeper
-from sim_server.core.yaml_reader import YamlReader
+from sim_server.core.plugins.api import ModelPlugin, PluginBatch, UpdateTimer
+from sim_server.core.sensing.laser_scanner import LaserScanner, scan_all, scene_of
+from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_plugins.common import body_of, plugin_rng, read_rate
 
 #: Name of the layer whose walls reflect (intensity 255).
@@ -89,9 +89,9 @@ class Laser(ModelPlugin):
     def _setup_ros(self, node, topic: str) -> None:
         from sensor_msgs.msg import LaserScan
 
-        from sim_server.ros.tf_broadcast import broadcaster_for, transform
         from sim_server.ros.conversions import LaserScanCdr, stamp_cdr
         from sim_server.ros.subscriber_check import SubscriberCheck
+        from sim_server.ros.tf_broadcast import broadcaster_for, transform
 
         self._stamp_cdr = stamp_cdr
         self._publisher = node.create_publisher(LaserScan, self.context.topic(topic), SCAN_QUEUE_DEPTH)

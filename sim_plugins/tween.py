@@ -2,7 +2,7 @@
 
 Parameters: ``body`` (required), ``delta`` ([dx, dy, dyaw] in world axes, [0, 0, 0]),
 ``duration`` (s, 1.0), ``mode`` (``yoyo`` | ``loop`` | ``once`` | ``trigger``; ``yoyo``),
-``easing`` (``linear`` or any name of :data:`sim_server.core.easing.EASINGS`), ``trigger_topic``
+``easing`` (``linear`` or any name of :data:`sim_server.core.motion.easing.EASINGS`), ``trigger_topic``
 (std_msgs/Bool: in ``trigger`` mode true moves towards the end, false back to the start).
 The body is placed directly at the end of each step, so that after every step it is exactly on
 its path (contacts of the step cannot push it off, as they cannot in the reference, whose Box2D
@@ -13,11 +13,11 @@ milliseconds, as in the reference.
 from __future__ import annotations
 
 from sim_server.core import limits as bounds
-from sim_server.core.easing import EASINGS
+from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D
-from sim_server.core.plugin_api import ModelPlugin
-from sim_server.core.timekeeper import TimeKeeper
-from sim_server.core.yaml_reader import YamlReader
+from sim_server.core.motion.easing import EASINGS
+from sim_server.core.plugins.api import ModelPlugin
+from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_plugins.common import body_of
 
 MODES = ("yoyo", "loop", "once", "trigger")

@@ -17,8 +17,8 @@ import time
 from collections.abc import Sequence
 
 from sim_server.core import limits
-from sim_server.core.plugin_api import PluginContext
-from sim_server.core.yaml_reader import YamlReader
+from sim_server.core.format.yaml_reader import YamlReader
+from sim_server.core.plugins.api import PluginContext
 
 COMMAND_QUEUE_DEPTH = 1
 #: Wall seconds between warnings about dropped commands of one topic.

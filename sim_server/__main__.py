@@ -4,7 +4,7 @@ Exit codes: 0 after a normal shutdown (Ctrl-C, SIGTERM), 1 when the parameters o
 invalid (one line on stderr names the file, entry and key at fault).
 
 As the world loads, the ray caster of the lasers is compiled, or loaded from numba's on-disk
-cache (:func:`sim_server.core.raycast.warm_up`; logged when it takes over a second, as on the
+cache (:func:`sim_server.core.sensing.raycast.warm_up`; logged when it takes over a second, as on the
 first run after an install), before the first step: no step compiles it, not the first scan of
 a world's laser, nor that of a laser spawned later.
 
@@ -54,7 +54,7 @@ class _Interrupted(BaseException):
 
 def main(argv: list[str] | None = None) -> int:
     """Run the simulation server until shutdown; returns the process exit code."""
-    from sim_server.core.raycast import warm_up
+    from sim_server.core.sensing.raycast import warm_up
     from sim_server.ros.server_node import SimServerNode
 
     args = sys.argv if argv is None else argv

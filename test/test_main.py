@@ -119,8 +119,8 @@ def test_a_signal_at_any_moment_of_the_start_ends_it_with_exit_0(delay: float, c
 #: cache writer calls back into Python): the _Interrupted raised there is dropped by Python.
 SIGNAL_IN_A_CALLBACK = """
 import ctypes, os, signal, sys, time
-import sim_server.core.raycast as raycast
 import sim_server.__main__ as server
+import sim_server.core.sensing.raycast as raycast
 
 def inside():
     os.kill(os.getpid(), signal.SIGINT)

@@ -93,8 +93,9 @@ def ros2(tools_env: dict[str, str], command: str, cwd: Path = REPO_ROOT, timeout
     :func:`_wait_until_clock_advances`), or died of a segmentation fault while it shut down (once
     in a CI run under load, echoing /scan at 40 Hz; not seen in about 90 runs here, under load or
     not): a race of the tool's own subscription teardown with Fast DDS's listener threads, as in
-    ros2/rmw_fastrtps#717, inside the upstream tool and the rmw, not the simulator. Its message
-    is what was asked for, so it is returned, and the crash is noted on stderr.
+    ros2/rmw_fastrtps#717, inside the upstream tool and the rmw, not the simulator. ``ros2 service
+    call`` did the same once (its response printed whole, then no exit within 120 s). What was
+    asked for was printed, so it is returned, and the hang or crash is noted on stderr.
 
     A ``get_*`` service call with no response within :data:`LOST_RESPONSE_WAIT` is made once
     more (it only reads, so a second call changes nothing): under load, Fast DDS may drop a response
@@ -125,15 +126,29 @@ def _ros2(tools_env: dict[str, str], command: str, cwd: Path, timeout: float) ->
         )
     except subprocess.TimeoutExpired as exc:
         printed = exc.output.decode(errors="replace") if isinstance(exc.output, bytes) else exc.output or ""
-        if command.startswith("topic echo --once") and "\n---\n" in printed:
+        if _printed_in_full(command, printed):
+            print(f"ros2 {command}: printed its answer, then did not exit within {timeout:g} s", file=sys.stderr)
             return printed
         raise
-    if result.returncode < 0 and command.startswith("topic echo --once") and "\n---\n" in result.stdout:
-        print(f"ros2 {command}: printed its message, then died of signal {-result.returncode} on exit", file=sys.stderr)
+    if result.returncode < 0 and _printed_in_full(command, result.stdout):
+        print(f"ros2 {command}: printed its answer, then died of signal {-result.returncode} on exit", file=sys.stderr)
         return result.stdout
     assert result.returncode == 0, f"ros2 {command}\nexit {result.returncode}\n{result.stdout}\n{result.stderr}"
     assert "Traceback" not in result.stderr, result.stderr
     return result.stdout
+
+
+#: The end of what ``ros2 service call`` prints: the response message, whole.
+_RESPONSE = re.compile(r"^response:\n\S+\(.*\)\n", re.M | re.S)
+
+
+def _printed_in_full(command: str, printed: str) -> bool:
+    """Whether a command that did not end by itself (or died of a signal) had printed all it was
+    asked for: an echoed message, or a service call's response. The tools' own teardown then
+    raced Fast DDS's threads (see :func:`ros2`); what they printed is the answer."""
+    if command.startswith("topic echo --once"):
+        return "\n---\n" in printed
+    return command.startswith("service call ") and _RESPONSE.search(printed) is not None
 
 
 def run_to_end(tools_env: dict[str, str], command: str) -> tuple[int, str]:

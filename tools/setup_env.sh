@@ -220,7 +220,7 @@ ln -sfn "$VENV/bin/sim_server" "$SRC_PREFIX/lib/sim_server/sim_server"
 
 # --- 6. the lasers' ray caster, compiled once into numba's on-disk cache -------
 # Compiling takes 15-45 s; afterwards every process loads it in a few tenths of a
-# second, before its first step (sim_server/core/warm_up.py).
-"$VPY" -m sim_server.core.warm_up | sed 's/^/[setup] /'
+# second, before its first step (sim_server/warm_up.py).
+"$VPY" -m sim_server.warm_up | sed 's/^/[setup] /'
 
 log "environment ready: source env.sh"

@@ -50,7 +50,7 @@ def offset_point_velocity(
     (m) from a reference point that moves ``forward`` (m/s) along the body's x axis while the
     body turns at ``turn_rate`` (rad/s); the body's heading has cosine ``cos_t`` and sine
     ``sin_t``. Drives give it the centre of mass's offset: Box2D's linear velocity is that
-    point's (v + w x r). (Also compiled, unchanged, for :mod:`sim_server.core.body_memory`.)"""
+    point's (v + w x r). (Also compiled, unchanged, for :mod:`sim_server.core.physics.body_memory`.)"""
     return (
         forward * cos_t - turn_rate * (sin_t * offset_x + cos_t * offset_y),
         forward * sin_t + turn_rate * (cos_t * offset_x - sin_t * offset_y),

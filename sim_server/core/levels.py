@@ -24,8 +24,8 @@ import numpy as np
 
 from sim_server.core import limits
 from sim_server.core.errors import EntityError, RequestError
-from sim_server.core.layer import Layer, LayerPiece
-from sim_server.core.world_file import WorldSpec
+from sim_server.core.format.world_file import WorldSpec
+from sim_server.core.physics.layer import Layer, LayerPiece
 
 if TYPE_CHECKING:
     from sim_server.core.world import World

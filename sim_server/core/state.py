@@ -16,7 +16,7 @@ from Box2D import b2
 from sim_server.core.errors import EntityError
 
 if TYPE_CHECKING:
-    from sim_server.core.model import Model, ModelBody
+    from sim_server.core.physics.model import Model, ModelBody
     from sim_server.core.world import World
 
 #: Separates a model's name from a body's or joint's in datapack names ("robot::base").

@@ -23,25 +23,26 @@ from typing import Any, Callable, Iterable, Protocol
 import numpy as np
 from Box2D import b2
 
-from sim_server.core import limits, raycast
-from sim_server.core.bounded_read import shown_path
-from sim_server.core.collision_filter import CollisionFilterRegistry
-from sim_server.core.entity_names import model_name_problem, namespace_problem
+from sim_server.core import limits
 from sim_server.core.errors import ConfigError, EntityError, RequestError
+from sim_server.core.format.bounded_read import shown_path
+from sim_server.core.format.entity_names import model_name_problem, namespace_problem
+from sim_server.core.format.map_file import MapData, load_map_file
+from sim_server.core.format.model_file import ModelSpec, load_model_file
+from sim_server.core.format.world_file import WorldSpec, load_world_file
+from sim_server.core.format.yaml_parsing import expand_home
+from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.geometry import Pose2D
-from sim_server.core.layer import Layer
 from sim_server.core.levels import LevelManager
-from sim_server.core.map_file import MapData, load_map_file
-from sim_server.core.model import Model
-from sim_server.core.model_file import ModelSpec, load_model_file
-from sim_server.core.plugin_api import UpdateInfo
-from sim_server.core.plugin_manager import PluginManager
-from sim_server.core.replicas import Replicas
-from sim_server.core.replicas import extent as replica_extent
-from sim_server.core.timekeeper import TimeKeeper
-from sim_server.core.world_file import WorldSpec, load_world_file
-from sim_server.core.yaml_parsing import expand_home
-from sim_server.core.yaml_preprocessor import YamlPreprocessor
+from sim_server.core.physics.collision_filter import CollisionFilterRegistry
+from sim_server.core.physics.layer import Layer
+from sim_server.core.physics.model import Model
+from sim_server.core.physics.replicas import Replicas
+from sim_server.core.physics.replicas import extent as replica_extent
+from sim_server.core.plugins.api import UpdateInfo
+from sim_server.core.plugins.manager import PluginManager
+from sim_server.core.sensing import raycast
+from sim_server.core.timing.timekeeper import TimeKeeper
 
 LOGGER = logging.getLogger("sim_server")
 
@@ -85,7 +86,7 @@ class World:
         preprocessor: expands ``$eval``/``$include`` in files read later (spawned models).
         ros_node: the ROS node plugins publish through (None without ROS).
         seed: seeds every noise source of the plugins (None: nondeterministic).
-        replicas: copies of the world side by side (see :mod:`sim_server.core.replicas`).
+        replicas: copies of the world side by side (see :mod:`sim_server.core.physics.replicas`).
     """
 
     def __init__(
@@ -144,7 +145,7 @@ class World:
             enable_levels: stream the world file's levels (and streamed layers' tiles) as
                 performers move; otherwise every entity is loaded.
             replicas: load that many copies of the layers and models, side by side (see
-                :mod:`sim_server.core.replicas`; not with streamed levels).
+                :mod:`sim_server.core.physics.replicas`; not with streamed levels).
 
         Raises:
             ConfigError: any file is missing or invalid; the message names file, entry and key.
@@ -167,7 +168,7 @@ class World:
         """Load a validated world file's layers and models (as :meth:`from_file`)."""
         preprocessor = preprocessor or YamlPreprocessor()
         if not isinstance(replicas, Replicas):
-            raise ValueError(f"replicas must be a sim_server.core.replicas.Replicas, got {type(replicas).__name__}")
+            raise ValueError(f"replicas must be a sim_server.core.physics.replicas.Replicas, got {type(replicas).__name__}")
         if replicas.count > 1 and enable_levels and (spec.levels or any(layer.streaming for layer in spec.layers)):
             raise ConfigError(f"{spec.path}: a world with streamed levels or layers cannot be replicated")
         world = cls(spec, step_size, preprocessor, ros_node, seed, replicas)

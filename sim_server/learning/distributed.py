@@ -30,7 +30,7 @@ except ImportError as error:  # pragma: no cover - the environment installs it
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from sim_server.core.replicas import MAX_REPLICAS
+from sim_server.core.physics.replicas import MAX_REPLICAS
 from sim_server.learning.navigation_env import checked_actions, checked_options, checked_seed
 from sim_server.learning.throughput import steps_per_second
 

@@ -1,7 +1,7 @@
 """Robots doing a navigation task together: in copies of a world, stepped as one.
 
 A :class:`NavigationFleet` loads ``count`` copies of a world side by side in one physics world
-(:mod:`sim_server.core.replicas`), with one or more learning robots in each, so that one Box2D
+(:mod:`sim_server.core.physics.replicas`), with one or more learning robots in each, so that one Box2D
 step moves them all, their drives run as one batch and all their lasers are cast in one compiled
 call. It holds each robot's goal and distance and computes observations and rewards for all
 robots at once, as arrays (robot ``k`` is robot ``k % R`` of copy ``k // R``, R robots a copy).
@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from sim_server.core import Pose2D, World
-from sim_server.core.body_memory import BodyBatch
-from sim_server.core.laser_scanner import scan_all
 from sim_server.core import limits
-from sim_server.core.replicas import MAX_MARGIN, MAX_REPLICAS, Replicas
+from sim_server.core.physics.body_memory import BodyBatch
+from sim_server.core.physics.replicas import MAX_MARGIN, MAX_REPLICAS, Replicas
+from sim_server.core.sensing.laser_scanner import scan_all
 from sim_server.learning.task import NavigationTask
 from sim_plugins.velocity_command import VelocityCommand
 

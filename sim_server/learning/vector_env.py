@@ -31,7 +31,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from sim_server.core.replicas import MAX_REPLICAS
+from sim_server.core.physics.replicas import MAX_REPLICAS
 from sim_server.learning.fleet import NavigationFleet
 from sim_server.learning.navigation_env import (
     action_space, checked_actions, checked_options, checked_seed, observation_space,

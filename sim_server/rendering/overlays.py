@@ -32,7 +32,7 @@ class Overlay(NamedTuple):
 
 def laser_rays(world: "World") -> Overlay:
     """A ray from each laser to each point its last scan hit (misses are not drawn). A laser is
-    any plugin with a ``scanner`` (:class:`~sim_server.core.laser_scanner.LaserScanner`) and
+    any plugin with a ``scanner`` (:class:`~sim_server.core.sensing.laser_scanner.LaserScanner`) and
     ``last_ranges``, as :class:`sim_plugins.laser.Laser`; the rays start where the laser is now."""
     batches = []
     for model in world.all_models():

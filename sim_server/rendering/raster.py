@@ -14,7 +14,7 @@ ellipse smaller than a pixel is its centre's pixel. Only the rows and columns in
 visited, so a shape far larger than the picture (a view inside a body) costs no more than the
 picture.
 
-Compiled on first use into numba's on-disk cache (``python -m sim_server.core.warm_up``, which
+Compiled on first use into numba's on-disk cache (``python -m sim_server.warm_up``, which
 ``make setup`` runs, fills it); :func:`warm_up` compiles it ahead. No rclpy here.
 """
 
@@ -25,7 +25,7 @@ from time import perf_counter
 
 import numpy as np
 
-from sim_server.core.raycast import jit
+from sim_server.core.sensing.raycast import jit
 
 #: Samples per pixel of a segment's length (two: no gaps at any slope).
 SAMPLES_PER_PIXEL = 2.0

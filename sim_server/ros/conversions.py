@@ -9,7 +9,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, Pose2D as Pose2DMsg
 
 from sim_server.core.geometry import Pose2D
-from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND
+from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND
 
 
 def time_msg(time_ns: int) -> Time:

@@ -47,11 +47,11 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from sim_server.core.errors import ConfigError, one_line
+from sim_server.core.format.model_file import ModelSpec, load_model_file
+from sim_server.core.format.world_file import WorldSpec, load_world_file
+from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
+from sim_server.core.format.yaml_reader import YamlReader, load_yaml_file, resolve_path
 from sim_server.core.geometry import Pose2D
-from sim_server.core.model_file import ModelSpec, load_model_file
-from sim_server.core.world_file import WorldSpec, load_world_file
-from sim_server.core.yaml_preprocessor import YamlPreprocessor
-from sim_server.core.yaml_reader import YamlReader, load_yaml_file, resolve_path
 from sim_server.ros.names import ALL_LAYERS_TOPIC, ALL_MODELS_TOPIC
 
 #: Default window size (pixels).
@@ -160,7 +160,7 @@ def _map_extent(path: Path, layer: str, preprocessor: YamlPreprocessor) -> Exten
     """
     reader = YamlReader(load_yaml_file(path, f'map file of layer "{layer}"', preprocessor), path)
     if reader.get_str("type", "") == "line_segments":
-        from sim_server.core.map_file import load_map_file  # reads the segments, checks them
+        from sim_server.core.format.map_file import load_map_file  # reads the segments, checks them
 
         data = load_map_file(path, layer, preprocessor)
         if len(data.edges) == 0:

@@ -28,25 +28,25 @@ from rclpy.executors import TimeoutException
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
-from sim_server.core.step_timing import Pacer, StepStatistics
-from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
+from sim_server.core.format.world_file import DEFAULT_POSITION_ITERATIONS, DEFAULT_VELOCITY_ITERATIONS, WorldSpec
+from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
+from sim_server.core.timing.step_timing import Pacer, StepStatistics
+from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
-from sim_server.core.world_file import DEFAULT_POSITION_ITERATIONS, DEFAULT_VELOCITY_ITERATIONS, WorldSpec
-from sim_server.core.yaml_preprocessor import YamlPreprocessor
 from sim_server.ros import logging_bridge
 from sim_server.ros.conversions import clock_cdr
 from sim_server.ros.executor import CachedWaitSetExecutor
 from sim_server.ros.levels import LevelsInterface
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
 from sim_server.ros.services import WorldServices
+from sim_server.ros.standard_interface.compatibility import REMEDY, interface_problem
 from sim_server.ros.state_datapacks import StateDatapacks
 from sim_server.ros.subscriber_check import SubscriberCheck, refresh_all
 from sim_server.ros.visualization import DebugVisualization
 from sim_server.ros.world_control import STATS_PUB_PERIOD, WorldControl
-from sim_server.standard_interface.compatibility import REMEDY, interface_problem
 
 if TYPE_CHECKING:
-    from sim_server.standard_interface.services import StandardInterface
+    from sim_server.ros.standard_interface.services import StandardInterface
 
 #: Wall seconds between the log lines with sim time, real-time factor and step statistics.
 STATS_LOG_PERIOD = 5.0
@@ -136,7 +136,7 @@ class SimServerNode(Node):
         if problem is not None:
             self.get_logger().warning(f"the standard simulation interface is off: {problem}; {REMEDY}")
             return None
-        from sim_server.standard_interface.services import StandardInterface
+        from sim_server.ros.standard_interface.services import StandardInterface
 
         return StandardInterface(
             self, self.world, self.world_services, self.world_control, self.request_stop, self.load_world,

@@ -21,9 +21,9 @@ from sim_msgs.msg import CameraDatapack, EntityState, EntityStates
 from sim_msgs.srv import GetCameraDatapack, GetModelState, SetJointMotor, SetModelState
 from sim_server.core.errors import RequestError
 from sim_server.core.geometry import Pose2D
-from sim_server.core.plugin_api import UpdateTimer
+from sim_server.core.plugins.api import UpdateTimer
 from sim_server.core.state import BodyState, ImageDatapack, JointState, camera_datapack, joint_states, link_states, model_state
-from sim_server.core.timekeeper import TimeKeeper
+from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_server.core.world import World
 from sim_server.ros.conversions import time_msg
 from sim_server.ros.services import answer

@@ -93,9 +93,9 @@ from rclpy.serialization import deserialize_message, serialize_message
 from visualization_msgs.msg import Marker, MarkerArray
 
 from sim_msgs.msg import DebugTopicList
-from sim_server.core.layer import Layer
-from sim_server.core.model import Model
-from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND
+from sim_server.core.physics.layer import Layer
+from sim_server.core.physics.model import Model
+from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND
 from sim_server.core.world import World
 from sim_server.ros.names import ALL_LAYERS_TOPIC, ALL_MODELS_TOPIC, TopicTokens
 from sim_server.ros.parameter_spec import DEFAULT_MARKER_LINE_WIDTH

@@ -28,8 +28,8 @@ from sim_msgs.msg import WorldStats
 from sim_msgs.srv import StepWorld
 from sim_server.core import limits
 from sim_server.core.errors import RequestError
-from sim_server.core.step_timing import StepStatistics
-from sim_server.core.timekeeper import NANOSECONDS_PER_SECOND
+from sim_server.core.timing.step_timing import StepStatistics
+from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND
 from sim_server.core.world import World
 from sim_server.ros.services import answer
 from sim_server.ros.world_user import WorldUser

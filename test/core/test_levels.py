@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sim_server.core import ConfigError, EntityError, Pose2D, World
-from sim_server.core.laser_scanner import scene_of
+from sim_server.core.sensing.laser_scanner import scene_of
 from test.conftest import DATA_DIR, plugin
 
 LEVELS = DATA_DIR / "levels"

@@ -11,7 +11,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from sim_server.core import World, body_memory
+from sim_server.core import World
+from sim_server.core.physics import body_memory
 
 
 @dataclass(frozen=True)

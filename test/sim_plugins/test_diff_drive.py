@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sim_server.core import World, body_memory
+from sim_server.core import World
+from sim_server.core.physics import body_memory
 from sim_plugins.diff_drive import DiffDrive
 from test.sim_plugins.drive_tracks import DriveRun, body_row, plain_hooks, track
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from sim_server.core.errors import ConfigError
-from sim_server.core.model_file import load_model_text
+from sim_server.core.format.model_file import load_model_text
 from sim_server.ros.tf_broadcast import broadcaster_for
 from test.conftest import REPO_ROOT
 from test.ros.conftest import Harness

@@ -135,7 +135,7 @@ def test_matches_box2d_ray_casts_on_every_beam() -> None:
 def test_static_models_are_seen_exactly() -> None:
     """Static models are indexed with the walls; moving ones are tested directly: both exact."""
     from sim_server.core.geometry import Pose2D
-    from sim_server.core.laser_scanner import LaserScanner, scene_of
+    from sim_server.core.sensing.laser_scanner import LaserScanner, scene_of
     from test.conftest import DATA_DIR
 
     world = World.from_file(DATA_DIR / "levels" / "world.yaml")
@@ -185,7 +185,7 @@ def test_level_static_models_are_shown_and_hidden_exactly(tmp_path) -> None:
     import shutil
 
     from sim_server.core.geometry import Pose2D
-    from sim_server.core.laser_scanner import LaserScanner, _ModelShapes, scene_of
+    from sim_server.core.sensing.laser_scanner import LaserScanner, _ModelShapes, scene_of
     from test.conftest import DATA_DIR
 
     for name in ("ground.yaml", "ground.dat", "block.model.yaml", "robot.model.yaml"):
@@ -212,7 +212,7 @@ def test_level_static_models_are_shown_and_hidden_exactly(tmp_path) -> None:
         p0, p1 = statics.entries[name][2]
         gathered = _ModelShapes(model)
         body_poses = [(b.position[0], b.position[1], b.angle) for b in gathered.bodies]
-        from sim_server.core.raycast import place_shapes
+        from sim_server.core.sensing.raycast import place_shapes
 
         polygons, circles = place_shapes(
             np.array(body_poses), gathered.polygons, gathered.polygon_body, gathered.circles, gathered.circle_body
@@ -272,7 +272,7 @@ def test_crowds_of_moving_shapes_are_seen_exactly(tmp_path, seed: int) -> None:
     """With many moving shapes near a laser, beams test only the shapes of their direction
     sector: still every beam as Box2D casts it, shapes touching the laser's origin included."""
     from sim_server.core.geometry import Pose2D
-    from sim_server.core.laser_scanner import LaserScanner, scene_of
+    from sim_server.core.sensing.laser_scanner import LaserScanner, scene_of
 
     (tmp_path / "disc.model.yaml").write_text(
         "bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.3, density: 1}]\n"
@@ -315,9 +315,9 @@ def test_scans_cast_on_several_threads_equal_the_serial_cast(tmp_path, monkeypat
     """A large batch is shared out among numba's threads: every range and hit bit as serial."""
     import functools
 
-    from sim_server.core import laser_scanner, raycast
     from sim_server.core.geometry import Pose2D
-    from sim_server.core.laser_scanner import LaserScanner, scan_all, scene_of
+    from sim_server.core.sensing import laser_scanner, raycast
+    from sim_server.core.sensing.laser_scanner import LaserScanner, scan_all, scene_of
 
     (tmp_path / "disc.model.yaml").write_text("bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.3, density: 1}]\n")
     (tmp_path / "walls.txt").write_text("-9 -9 9 -9\n9 -9 9 9\n9 9 -9 9\n-9 9 -9 -9\n0 -3 2 4\n")
@@ -349,7 +349,7 @@ def test_a_batch_of_scanners_gives_each_its_own_scan(tmp_path, increments) -> No
     """Scanners of one size and of several sizes (the second line-up's total equals three
     times the first scanner's beams) cast together: each gets the scan it gets alone."""
     from sim_server.core.geometry import Pose2D
-    from sim_server.core.laser_scanner import LaserScanner, scan_all, scene_of
+    from sim_server.core.sensing.laser_scanner import LaserScanner, scan_all, scene_of
 
     (tmp_path / "disc.model.yaml").write_text("bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.3, density: 1}]\n")
     (tmp_path / "walls.txt").write_text("-9 -9 9 -9\n9 -9 9 9\n9 9 -9 9\n-9 9 -9 -9\n0 -3 2 4\n")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from sim_server.core import World, limits
-from sim_server.core.replicas import Replicas
+from sim_server.core.physics.replicas import Replicas
 from sim_server.learning.task import DEFAULT_WORLD
 from sim_plugins.velocity_command import VelocityCommand
 

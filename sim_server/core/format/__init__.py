@@ -1,0 +1,13 @@
+"""File formats: reading Flatland's world, model and map files strictly, with limits on every read.
+
+* :mod:`.bounded_read` -- reading files with a size limit (regular files only);
+* :mod:`.yaml_parsing`, :mod:`.yaml_preprocessor` -- YAML with bounded size and depth, and the
+  reference's ``$eval`` (sandboxed Lua) and ``$include``;
+* :mod:`.yaml_reader` -- the strict reader every file and plugin configuration goes through:
+  keys not read are errors, every error names file, entry and key;
+* :mod:`.world_file`, :mod:`.model_file`, :mod:`.map_file`, :mod:`.map_image` -- the validated
+  descriptions (``WorldSpec``, ``ModelSpec``, ``MapData``);
+* :mod:`.entity_names`, :mod:`.shape_validation` -- the rules for names and footprints.
+
+Nothing here creates Box2D objects: :mod:`sim_server.core.physics` builds them from these specs.
+"""

@@ -1,0 +1,9 @@
+"""Sensing: what sensors compute from the physics world.
+
+* :mod:`.raycast` -- the batch ray caster's Python API (scenes, beam layouts, casts);
+* :mod:`.laser_scanner` -- the world as lasers see it (:class:`~.laser_scanner.ScanScene`) and
+  planar scanners on bodies, all cast in one compiled call;
+* :mod:`.geodesy` -- the world's ENU frame to WGS-84 (GPS).
+
+Sensors reach a world through :class:`~.laser_scanner.SensedWorld`, a small protocol.
+"""
