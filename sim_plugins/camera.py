@@ -38,6 +38,7 @@ from sim_server.core.plugins.api import ModelPlugin, UpdateTimer
 from sim_server.core.state import SCOPE, ImageDatapack
 from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_server.rendering import Renderer, View
+from sim_server.rendering.raster import warm_up as prepare_rasterizer
 from sim_server.rendering.renderer import MIN_VIEW_SIZE
 from sim_plugins.common import body_of, read_rate
 
@@ -53,6 +54,11 @@ IMAGE_QUEUE_DEPTH = 5
 
 class Camera(ModelPlugin):
     """Renders the view around its body at ``update_rate`` and publishes it."""
+
+    @classmethod
+    def prepare(cls) -> None:
+        """The compiled rasterizer, ready before the first picture (levels bring cameras in steps)."""
+        prepare_rasterizer()
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_str("body")

@@ -32,6 +32,11 @@ from sim_plugins.velocity_command import VelocityCommand
 class DiffDrive(ModelPlugin):
     """Drives a body like a differential-drive robot."""
 
+    @classmethod
+    def prepare(cls) -> None:
+        """The compiled batch access to Box2D's bodies, ready before the first drive."""
+        memory_access_works()
+
     def on_initialize(self, config: YamlReader) -> None:
         # What on_shutdown releases, so that it can after a failure anywhere below.
         self.command: VelocityCommand | None = None
@@ -48,7 +53,6 @@ class DiffDrive(ModelPlugin):
         twist_topic = config.get_str("twist_pub", "twist")
         enable_twist = config.get_bool("enable_twist_pub", True)
         self.enable_tf = config.get_bool("enable_odom_tf_pub", True)
-        memory_access_works()  # compiled (or loaded from numba's cache) now, not in the first step
         #: The body's centre of mass in its own frame (m), fixed once its fixtures are made.
         self._local_center = tuple(self.body.localCenter)
         self._limited = not (self.linear_limits.unlimited and self.angular_limits.unlimited)

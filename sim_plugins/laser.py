@@ -19,7 +19,7 @@ from sim_server.core import limits as bounds
 from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins.api import ModelPlugin, PluginBatch, UpdateTimer
-from sim_server.core.sensing.laser_scanner import LaserScanner, scan_all, scene_of
+from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scene_of
 from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_plugins.common import body_of, plugin_rng, read_rate
 
@@ -31,6 +31,11 @@ SCAN_QUEUE_DEPTH = 10
 
 class Laser(ModelPlugin):
     """Casts all beams of a scan at once and publishes them."""
+
+    @classmethod
+    def prepare(cls) -> None:
+        """The compiled ray caster, ready before the first laser (levels bring lasers in steps)."""
+        prepare()
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_str("body")

@@ -35,6 +35,11 @@ ANCHOR_TOLERANCE = 1e-5
 class TricycleDrive(ModelPlugin):
     """Steers and drives a tricycle base."""
 
+    @classmethod
+    def prepare(cls) -> None:
+        """The compiled batch access to Box2D's bodies, ready before the first drive."""
+        memory_access_works()
+
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_str("body")
         joint_names = {
@@ -53,7 +58,6 @@ class TricycleDrive(ModelPlugin):
         self.steering_limits = DynamicsLimits(acceleration, deceleration, velocity_limit)
         body = body_of(self.model, config, body_name)
         self.body = body.physics_body
-        memory_access_works()  # compiled (or loaded from numba's cache) now, not in the first step
         joints = {}
         for key, name in joint_names.items():
             joint = self.model.joints.get(name)

@@ -89,11 +89,13 @@ def _warn(old: str, how: str = "import it from there") -> None:
 
 
 def _importer_level() -> int:
-    """The stack level of the code that imported the old path (past this module and importlib's)."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and (frame.f_code.co_filename == __file__ or "importlib" in frame.f_code.co_filename):
+    """The stack level, for :func:`warnings.warn` called by :func:`_warn`, of the code that
+    imported the old path: past this module's frames (importlib's own frames the warnings
+    machinery skips by itself)."""
+    level, frame = 1, sys._getframe(2)  # level 1 is _warn; this frame is its caller
+    while frame is not None and frame.f_code.co_filename == __file__:
         level, frame = level + 1, frame.f_back
-    return level
+    return level + 1
 
 
 class _AliasLoader(importlib.abc.Loader):

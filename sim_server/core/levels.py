@@ -12,28 +12,64 @@ step it crosses a boundary (Gazebo Sim's levels, in 2D). A full check is a vecto
 box-against-box test over all levels; it also gives each performer the distance it can move
 (in any direction, along x or y) without touching or leaving any level's zone, so most steps
 only compare that distance with how far the performer has moved since.
+
+Levels act on the world that composes them through :class:`LevelHost`, the little of it they
+need (its layers and models, adding and deleting models, destroying bodies); they never name
+the world's class.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from pathlib import Path
+from typing import Any, Callable, ContextManager, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
+from Box2D import b2
 
 from sim_server.core import limits
 from sim_server.core.errors import EntityError, RequestError
+from sim_server.core.format.model_file import ModelSpec
 from sim_server.core.format.world_file import WorldSpec
+from sim_server.core.geometry import Pose2D
 from sim_server.core.physics.layer import Layer, LayerPiece
-
-if TYPE_CHECKING:
-    from sim_server.core.world import World
+from sim_server.core.physics.model import Model
 
 LOGGER = logging.getLogger("sim_server")
 
 #: Box of a performer made at run time with a zero size (m).
 DEFAULT_PERFORMER_SIZE = (2.0, 2.0)
+
+
+class LevelHost(Protocol):
+    """What levels need of the world that composes them (:class:`sim_server.core.world.World`
+    fulfils it)."""
+
+    @property
+    def layers(self) -> Sequence[Layer]:
+        """The world's layers, with every piece (loaded or not)."""
+
+    @property
+    def models(self) -> Mapping[str, Model]:
+        """The models in the world by name."""
+
+    def file_model(self, path: Path) -> ModelSpec:
+        """The model file ``path`` that the world file names, as loaded."""
+
+    def add_model(
+        self, spec: ModelSpec, name: str, namespace: str = "", pose: Pose2D = Pose2D(), from_world_file: bool = False
+    ) -> Model:
+        """Build a model of ``spec`` called ``name`` at ``pose``."""
+
+    def delete_model(self, name: str) -> None:
+        """Remove the model called ``name``."""
+
+    def removing_bodies(self, bodies: Iterable[b2.body]) -> ContextManager[None]:
+        """A block inside which ``bodies`` may be destroyed (their contacts end first)."""
+
+    def layers_changed(self, layers: list[Layer]) -> None:
+        """Layer pieces were loaded or unloaded: caches of static geometry must rebuild."""
 
 
 @dataclass
@@ -67,7 +103,7 @@ class LevelManager:
         enabled: stream levels; when False every entity is loaded and stays.
     """
 
-    world: "World"
+    world: LevelHost
     spec: WorldSpec
     enabled: bool
     levels: list[Level] = field(init=False)
@@ -201,7 +237,7 @@ class LevelManager:
                     self.world.delete_model(name)
             for layer, piece in level.pieces:
                 if id(piece) not in needed_pieces and piece.loaded:
-                    with self.world.plugins.removing([piece.body]):
+                    with self.world.removing_bodies([piece.body]):
                         layer.unload(piece)
                     changed_layers[id(layer)] = layer
         for level in loaded:
@@ -236,7 +272,7 @@ class LevelManager:
             level.loaded = False
             for layer, piece in level.pieces:
                 if piece.loaded and self.owns_piece(piece):
-                    with self.world.plugins.removing([piece.body]):
+                    with self.world.removing_bodies([piece.body]):
                         layer.unload(piece)
                     changed[id(layer)] = layer
         self._active[:] = False

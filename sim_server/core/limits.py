@@ -129,6 +129,8 @@ MAX_LASER_BEAMS = 100_000
 MAX_TILE_PIECES = 5_000_000
 #: Models, layers, bodies, ... listed in one file.
 MAX_ENTRIES_PER_LIST = 1_000_000
+#: Collision layers of a world: Box2D's filters carry 16 category bits, one per layer name.
+MAX_LAYERS = 16
 
 # ------------------------------------------------------------------------------------ names
 #: Characters of a model, layer, body, plugin or namespace name (ROS names built from them

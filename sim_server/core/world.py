@@ -12,15 +12,15 @@ This is the in-process API of the simulator; the ROS node is a thin layer over i
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
-from dataclasses import dataclass, replace
-from time import time as wall_clock
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from time import time as wall_clock
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
-import numpy as np
 from Box2D import b2
 
 from sim_server.core import limits
@@ -29,19 +29,20 @@ from sim_server.core.format.bounded_read import shown_path
 from sim_server.core.format.entity_names import model_name_problem, namespace_problem
 from sim_server.core.format.map_file import MapData, load_map_file
 from sim_server.core.format.model_file import ModelSpec, load_model_file
-from sim_server.core.format.world_file import WorldSpec, load_world_file
+from sim_server.core.format.world_file import ModelEntry, WorldSpec, load_world_file
 from sim_server.core.format.yaml_parsing import expand_home
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.geometry import Pose2D
 from sim_server.core.levels import LevelManager
 from sim_server.core.physics.collision_filter import CollisionFilterRegistry
+from sim_server.core.physics.contacts import Contact, overlapping_footprints, touching
 from sim_server.core.physics.layer import Layer
+from sim_server.core.physics.listener import WorldListener
 from sim_server.core.physics.model import Model
 from sim_server.core.physics.replicas import Replicas
 from sim_server.core.physics.replicas import extent as replica_extent
-from sim_server.core.plugins.api import UpdateInfo
+from sim_server.core.plugins.api import MODEL_PLUGIN_GROUP, WORLD_PLUGIN_GROUP, UpdateInfo
 from sim_server.core.plugins.manager import PluginManager
-from sim_server.core.sensing import raycast
 from sim_server.core.timing.timekeeper import TimeKeeper
 
 LOGGER = logging.getLogger("sim_server")
@@ -52,33 +53,19 @@ DEFAULT_STEP_SIZE = 0.005
 StepHook = Callable[[TimeKeeper], None]
 
 
-@dataclass(frozen=True)
-class Contact:
-    """Two touching fixtures: the entities (model or layer names) and bodies, and the contact
-    points (world frame, m)."""
+_Shared = TypeVar("_Shared")
 
-    entity_a: str
-    body_a: str
-    entity_b: str
-    body_b: str
-    points: tuple[tuple[float, float], ...]
-
-
-class WorldListener(Protocol):
-    """Receives notice of models entering and leaving the world."""
-
-    def on_model_added(self, model: Model) -> None:
-        """``model`` has just been built."""
-
-    def on_model_removed(self, model: Model) -> None:
-        """``model`` is about to be destroyed."""
-
-    # Optional: on_model_moved(model), after move_model or set_model_state placed it anew, and
-    # on_layers_changed(layers), after layer pieces were loaded or unloaded.
+__all__ = ["Contact", "DEFAULT_STEP_SIZE", "World", "WorldListener", "check_pose"]
 
 
 class World:
-    """A simulated world.
+    """A simulated world: the composition root of the core.
+
+    It composes the physics (layers, models, replicas), the plugins and the levels. They name
+    small protocols of it, never this class: plugins a
+    :class:`~sim_server.core.plugins.api.PluginWorld`, levels a
+    :class:`~sim_server.core.levels.LevelHost`, sensors a
+    :class:`~sim_server.core.sensing.laser_scanner.SensedWorld`.
 
     Args:
         spec: the validated world file.
@@ -115,9 +102,9 @@ class World:
         self.models: dict[str, Model] = {}
         self._listeners: list[WorldListener] = []
         self._file_models: dict[Path, ModelSpec] = {}
-        self.plugins = PluginManager(self)
-        #: Draws the world's pictures (made on the first :meth:`render`).
-        self._renderer: Any = None
+        self.plugins = PluginManager(self, self.physics, ros_node)
+        #: Objects that plugins and other users share per world (see :meth:`shared`).
+        self._shared: dict[str, Any] = {}
         self.before_step_hooks: list[StepHook] = [self.plugins.before_physics_step]
         self.after_step_hooks: list[StepHook] = [self.plugins.after_physics_step]
 
@@ -187,15 +174,23 @@ class World:
             # would be frozen too, and with one world loaded after another never go.
             gc.collect()
             gc.freeze()
-            if any(world.levels.owns_model(entry.name) for entry in spec.models):
-                # Models that levels bring in arrive inside a step: a laser among them must not
-                # compile the ray caster there (once per process; cached on disk).
-                raycast.warm_up()
+            world._prepare_plugins()
             world._populate()
         except BaseException:
             world.close()  # nothing of it stays: models, plugins (their topics), layers
             raise
         return world
+
+    def _prepare_plugins(self) -> None:
+        """Let the plugin classes the world file names make ready what their steps need (a
+        laser's compiled ray caster, say) now: models that levels bring in arrive inside a step."""
+        for entry in self.spec.models:
+            specs = self._file_models[entry.model_path].plugins
+            try:
+                self.plugins.prepare(((plugin, entry.name) for plugin in specs), MODEL_PLUGIN_GROUP)
+            except ConfigError as exc:
+                raise ConfigError(f"{self.spec.path}: {entry.location}: {exc}") from None
+        self.plugins.prepare(((plugin, "") for plugin in self.spec.plugins), WORLD_PLUGIN_GROUP)
 
     def _populate(self) -> None:
         """Add the world file's models and world plugins (as loaded, or after a reset), then the
@@ -222,6 +217,31 @@ class World:
     def file_model(self, path: Path) -> ModelSpec:
         """The model file ``path`` named by the world file, as loaded."""
         return self._file_models[path]
+
+    def level_models(self) -> list[tuple[ModelEntry, ModelSpec]]:
+        """The world file's models that levels load and unload, with their model files (empty
+        when levels are off)."""
+        return [
+            (entry, self._file_models[entry.model_path])
+            for entry in self.spec.models
+            if self.levels.owns_model(entry.name)
+        ]
+
+    def shared(self, key: str, make: Callable[[], _Shared]) -> _Shared:
+        """The object kept under ``key`` for this world, made by ``make()`` on first use (the
+        lasers' scene, a renderer); dropped by :meth:`close`."""
+        try:
+            return self._shared[key]
+        except KeyError:
+            made = self._shared[key] = make()
+            return made
+
+    @contextlib.contextmanager
+    def removing_bodies(self, bodies: Iterable[b2.body]) -> Iterator[None]:
+        """A block inside which ``bodies`` may be destroyed: their touching contacts end first
+        (the plugins hear of it), and Box2D's own calls during destruction are held back."""
+        with self.plugins.removing(bodies):
+            yield
 
     def layers_changed(self, layers: list[Layer]) -> None:
         """Layer pieces were loaded or unloaded: caches of static geometry must rebuild."""
@@ -432,16 +452,11 @@ class World:
         """RequestError when the footprints of ``model``, where it is, overlap (bounding boxes)
         more than :data:`~limits.MAX_OVERLAPPING_FOOTPRINTS` of other models' in pairs that make
         contacts (not static with static); layers do not count."""
-        counter = _OverlapCounter(model)
-        for body in model.bodies.values():
-            physics = body.physics_body
-            counter.static = physics.type == b2.staticBody
-            for fixture in physics.fixtures:
-                self.physics.QueryAABB(counter, fixture.GetAABB(0))
-        if counter.count > limits.MAX_OVERLAPPING_FOOTPRINTS:
+        count = overlapping_footprints(self.physics, model)
+        if count > limits.MAX_OVERLAPPING_FOOTPRINTS:
             x, y = model.first_body.physics_body.position
             raise RequestError(
-                f'model "{model.name}" would overlap other models\' footprints in {counter.count} pairs at '
+                f'model "{model.name}" would overlap other models\' footprints in {count} pairs at '
                 f"({x:g}, {y:g}), more than the limit of {limits.MAX_OVERLAPPING_FOOTPRINTS} (a pile of bodies "
                 "slows every step): choose a freer place"
             )
@@ -490,21 +505,7 @@ class World:
 
     def contacts(self) -> list[Contact]:
         """Every pair of fixtures touching now, with their world contact points (m)."""
-        result = []
-        for contact in self.physics.contacts:
-            if not contact.touching:
-                continue
-            first, second = contact.fixtureA.body.userData, contact.fixtureB.body.userData
-            manifold = contact.worldManifold
-            count = contact.manifold.pointCount
-            result.append(
-                Contact(
-                    getattr(first.entity, "name", ""), first.body_name,
-                    getattr(second.entity, "name", ""), second.body_name,
-                    tuple((float(p[0]), float(p[1])) for p in manifold.points[:count]),
-                )
-            )
-        return result
+        return touching(self.physics)
 
     def layer(self, name: str) -> Layer:
         """The layer one of whose names is ``name``."""
@@ -551,15 +552,11 @@ class World:
         """The models in the order they were added."""
         return self.models.values()
 
-    def render(self, view: Any = None, pixels: int = 512) -> np.ndarray:
-        """A picture of the world now: an (height, width, 3) uint8 RGB array of ``view`` (a
-        :class:`sim_server.rendering.View`), or by default of everything, ``pixels`` on the
-        longer side, north up (see :mod:`sim_server.rendering.renderer`)."""
-        from sim_server.rendering import Renderer, View
-
-        if self._renderer is None:
-            self._renderer = Renderer(self)
-        return self._renderer.render(view if view is not None else View.fit(self, pixels))
+    def render(self, *args: Any, **kwargs: Any) -> None:
+        """Gone: the core draws nothing. Use ``sim_server.rendering.render(world, view, pixels)``."""
+        raise AttributeError(
+            "World.render moved out of the core: use sim_server.rendering.render(world, view=None, pixels=512)"
+        )
 
     def close(self) -> None:
         """Remove every model (telling the listeners) and layer."""
@@ -570,26 +567,8 @@ class World:
             for layer in self.layers:
                 layer.destroy()
         self.layers.clear()
+        self._shared.clear()
         gc.unfreeze()
-
-
-class _OverlapCounter(b2.queryCallback):
-    """Counts the footprints of models other than ``model`` whose bounding boxes a query meets
-    (Box2D's broad phase), skipping static ones while ``static`` (a static body's footprint is
-    being asked about)."""
-
-    def __init__(self, model: Model) -> None:
-        super().__init__()
-        self.model = model
-        self.static = False
-        self.count = 0
-
-    def ReportFixture(self, fixture: b2.fixture) -> bool:  # noqa: N802 (Box2D's name)
-        entity = getattr(fixture.body.userData, "entity", None)
-        if isinstance(entity, Model) and entity is not self.model:
-            if not (self.static and fixture.body.type == b2.staticBody):
-                self.count += 1
-        return True
 
 
 def check_pose(pose: Pose2D) -> None:

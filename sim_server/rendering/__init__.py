@@ -1,6 +1,10 @@
-"""Rendering of worlds (no display, no GPU, no rclpy): :class:`~sim_server.rendering.renderer.View`
-and :class:`~sim_server.rendering.renderer.Renderer`."""
+"""Pictures of worlds, headless (no display, no GPU, no rclpy): :func:`render` a world,
+:class:`~sim_server.rendering.renderer.View` what to show, and
+:class:`~sim_server.rendering.renderer.Renderer` for drawing one world again and again.
 
-from sim_server.rendering.renderer import Renderer, View
+The core does not know this package: it takes a world and draws it.
+"""
 
-__all__ = ["Renderer", "View"]
+from sim_server.rendering.renderer import Renderer, View, render
+
+__all__ = ["Renderer", "View", "render"]

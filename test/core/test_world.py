@@ -219,3 +219,34 @@ def test_a_pile_of_spawned_models_is_refused(world: World) -> None:
     assert (tuple(body.position), body.angle, tuple(body.linearVelocity)) == before
     world.move_model("free", Pose2D(-25.0, -20.0, 0.0))  # a free place is fine
     world.step(2)
+
+
+def test_objects_shared_per_world_are_made_once_and_dropped_on_close() -> None:
+    world = World.from_file(SIMPLE / "world.yaml", step_size=0.01)
+    made = []
+    first = world.shared("test.key", lambda: made.append(1) or object())
+    assert world.shared("test.key", lambda: made.append(2) or object()) is first and made == [1]
+    world.close()
+    assert world.shared("test.key", lambda: made.append(3) or object()) is not first and made == [1, 3]
+
+
+def test_level_models_are_the_file_s_models_that_levels_stream(tmp_path: Path) -> None:
+    (tmp_path / "box.model.yaml").write_text(
+        "bodies:\n  - name: base\n    type: static\n    footprints: [{type: circle, radius: 0.5, density: 1}]\n"
+    )
+    (tmp_path / "world.yaml").write_text(
+        "properties: {}\nmodels:\n  - {name: a, model: box.model.yaml}\n"
+        "  - {name: b, model: box.model.yaml, pose: [30, 0, 0]}\n"
+        "levels:\n  - {name: L, pose: [30, 0], size: [4, 4], buffer: 1, refs: [b]}\n"
+    )
+    for enabled, expected in ((True, ["b"]), (False, [])):
+        world = World.from_file(tmp_path / "world.yaml", enable_levels=enabled)
+        models = world.level_models()
+        assert [entry.name for entry, _ in models] == expected
+        assert all(spec is world.file_model(entry.model_path) for entry, spec in models)
+        world.close()
+
+
+def test_the_core_draws_no_pictures_and_says_where_they_are_drawn_now(world: World) -> None:
+    with pytest.raises(AttributeError, match=r"sim_server\.rendering\.render\(world"):
+        world.render()

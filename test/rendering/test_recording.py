@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from sim_server.core import Pose2D, World
-from sim_server.rendering import View
+from sim_server.rendering import Renderer, View, render
 from sim_server.rendering.overlays import RAY_COLOR, Trails, laser_rays
 from sim_server.rendering.recording import MAX_GIF_FRAMES, RecordingError, record
 
@@ -107,7 +107,7 @@ def test_a_png_is_the_last_frame(world: World, tmp_path: Path) -> None:
     result = record(world, tmp_path / "end.png", 1.5, view=lambda _: VIEW)
     assert result.frames == 16
     with Image.open(result.path) as png:
-        assert np.array_equal(np.asarray(png.convert("RGB")), world.render(VIEW))
+        assert np.array_equal(np.asarray(png.convert("RGB")), render(world, VIEW))
 
 
 def test_a_png_draws_only_its_frame(world: World, tmp_path: Path, monkeypatch) -> None:
@@ -157,8 +157,8 @@ def test_laser_rays_end_where_the_laser_hit(world: World) -> None:
     assert np.allclose(overlay.segments[:, :2], 0.0, atol=1e-6)
     assert np.allclose(np.hypot(ends[:, 0], ends[:, 1]), laser.last_ranges, atol=1e-4)
     assert np.allclose(np.max(np.abs(ends), axis=1), 5.0, atol=1e-4)  # every ray ends on the box
-    picture = world.render(VIEW)
-    with_rays = world._renderer.render(VIEW, [overlay])
+    picture = render(world, VIEW)
+    with_rays = Renderer(world).render(VIEW, [overlay])
     changed = (picture != with_rays).any(axis=2)
     assert changed[60, 80] and not changed[5, 60]  # along the first ray (east), not far off it
 

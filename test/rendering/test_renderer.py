@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sim_server.core import Pose2D, World
-from sim_server.rendering import Renderer, View
+from sim_server.rendering import Renderer, View, render
 from sim_server.rendering.renderer import BACKGROUND, MAX_PIXELS_SIDE
 from test.conftest import REPO_ROOT
 
@@ -49,7 +49,7 @@ def pixel(image: np.ndarray, view: View, x: float, y: float) -> tuple[int, int, 
 
 
 def test_walls_and_bodies_where_they_are_in_their_colours(world: World) -> None:
-    image = world.render(VIEW)
+    image = render(world, VIEW)
     assert image.shape == (200, 200, 3) and image.dtype == np.uint8
     assert pixel(image, VIEW, 0.0, 2.0) == (0, 255, 0)  # the wall
     assert pixel(image, VIEW, -4.9, 2.0) == (0, 255, 0)
@@ -65,10 +65,10 @@ def test_walls_and_bodies_where_they_are_in_their_colours(world: World) -> None:
 
 def test_a_moved_body_is_drawn_where_it_went(world: World) -> None:
     world.move_model("disc", Pose2D(-2.0, -6.0, 0.0))
-    image = world.render(VIEW)
+    image = render(world, VIEW)
     assert pixel(image, VIEW, -2.0, -6.0) == (255, 0, 0) and pixel(image, VIEW, 3.0, -1.0) == BACKGROUND
     world.step(10)
-    assert pixel(world.render(VIEW), VIEW, -2.0, -6.0) == (255, 0, 0)
+    assert pixel(render(world, VIEW), VIEW, -2.0, -6.0) == (255, 0, 0)
 
 
 @pytest.mark.parametrize("yaw", [math.pi / 2, -math.pi / 2, math.pi, 0.7])
@@ -90,7 +90,7 @@ def test_alpha_is_blended_and_outlines_are_opaque(tmp_path: Path) -> None:
     (tmp_path / "world.yaml").write_text("properties: {}\nlayers: []\nmodels:\n  - {name: g, model: ghost.model.yaml}\n")
     world = World.from_file(tmp_path / "world.yaml")
     try:
-        image = world.render(VIEW)
+        image = render(world, VIEW)
         r, g, b = pixel(image, VIEW, 0.0, 0.0)
         assert abs(r - (255 + BACKGROUND[0]) / 2) <= 1 and abs(g - BACKGROUND[1] / 2) <= 1
         edge = [tuple(v) for v in image[100, 100:110]]
@@ -104,13 +104,13 @@ def test_a_fitted_view_shows_everything() -> None:
     try:
         view = View.fit(world, 400)
         assert max(view.pixels_x, view.pixels_y) == 400
-        image = world.render(view)
+        image = render(world, view)
         assert image.shape == (view.pixels_y, view.pixels_x, 3)
         for model in world.all_models():
             (column, row), = view.to_pixels(np.array([[model.pose.x, model.pose.y]]))
             assert 0 <= column < view.pixels_x and 0 <= row < view.pixels_y
         assert (image != BACKGROUND).any(axis=2).sum() > 1000  # the office's walls
-        assert np.array_equal(world.render(view), image)  # nothing moved, the same picture
+        assert np.array_equal(render(world, view), image)  # nothing moved, the same picture
     finally:
         world.close()
 

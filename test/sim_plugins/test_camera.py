@@ -12,6 +12,7 @@ import yaml
 
 from sim_server.core import Pose2D, World
 from sim_server.core.errors import ConfigError
+from sim_server.rendering import render
 from sim_server.rendering.renderer import BACKGROUND
 from sim_plugins.camera import MAX_CAMERA_PIXELS, Camera
 
@@ -165,7 +166,7 @@ def test_the_picture_is_the_renderer_s(tmp_path: Path) -> None:
     try:
         world.step()
         camera = camera_of(world)
-        assert np.array_equal(camera.last_image, world.render(camera.view()))
+        assert np.array_equal(camera.last_image, render(world, camera.view()))
         assert tuple(camera.last_image[0, 0]) == BACKGROUND
     finally:
         world.close()

@@ -17,7 +17,7 @@ from sim_server.core.format.model_file import Color, PluginSpec, parse_plugin
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.format.yaml_reader import YamlReader, load_yaml_file, resolve_path
 from sim_server.core.geometry import Pose2D
-from sim_server.core.physics.collision_filter import MAX_LAYERS
+from sim_server.core.limits import MAX_LAYERS
 
 DEFAULT_VELOCITY_ITERATIONS = 10
 DEFAULT_POSITION_ITERATIONS = 10

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-#: Box2D filters carry 16 category bits.
-MAX_LAYERS = 16
+from sim_server.core.limits import MAX_LAYERS
 #: The layer name that selects every layer.
 ALL_LAYERS = "all"
 

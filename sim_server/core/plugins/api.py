@@ -7,12 +7,16 @@ selects the entry point named ``Laser``. A third-party package registers its own
 
     entry_points={"sim_server.model_plugins": ["Sonar = my_pkg.sonar:SonarPlugin"]}
 
-Life cycle of a model plugin: the class is constructed with a :class:`PluginContext`,
-:meth:`ModelPlugin.on_initialize` reads its configuration (a strict :class:`YamlReader`: keys
-it does not read are errors), then every step :meth:`before_physics_step` and
-:meth:`after_physics_step` run around the Box2D step, and contact callbacks arrive for contacts
-of the plugin's own model. :meth:`on_shutdown` releases whatever the plugin created (publishers,
-subscriptions, timers) when its model leaves the world.
+Life cycle of a model plugin: once per process, before its first instance, the class may
+:meth:`~Plugin.prepare` itself (compile what its steps need); the class is constructed with a
+:class:`PluginContext`, :meth:`ModelPlugin.on_initialize` reads its configuration (a strict
+:class:`YamlReader`: keys it does not read are errors), then every step
+:meth:`before_physics_step` and :meth:`after_physics_step` run around the Box2D step, and
+contact callbacks arrive for contacts of the plugin's own model. :meth:`on_shutdown` releases
+whatever the plugin created (publishers, subscriptions, timers) when its model leaves the world.
+
+The world a plugin sees (``self.context.world``) is a :class:`PluginWorld`: the part of the
+world the plugin may use, and the whole of the plugin author's contract with it.
 
 Batches: a class may also override :meth:`Plugin.before_physics_step_batch` (or
 :meth:`Plugin.after_physics_step_batch`), a class method that does the step's work of all its
@@ -29,16 +33,104 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
+from sim_server.core.geometry import Pose2D
 from sim_server.core.timing.timekeeper import TimeKeeper
 
 if TYPE_CHECKING:
     from Box2D import b2
 
+    from sim_server.core.format.model_file import ModelSpec
+    from sim_server.core.format.world_file import ModelEntry
     from sim_server.core.format.yaml_reader import YamlReader
+    from sim_server.core.physics.collision_filter import CollisionFilterRegistry
+    from sim_server.core.physics.contacts import Contact
+    from sim_server.core.physics.layer import Layer
+    from sim_server.core.physics.listener import WorldListener
     from sim_server.core.physics.model import Model
-    from sim_server.core.world import World
+
+_Shared = TypeVar("_Shared")
+
+
+class PluginWorld(Protocol):
+    """What of the world a plugin may use (``self.context.world``): the plugin author's contract.
+
+    The world composes the plugins, so the plugin API names this protocol, never the world's
+    class; :class:`sim_server.core.world.World` fulfils it. What the world has beyond it may
+    change without notice. Units: metres, radians, seconds (sim time), world frame.
+
+    * Reading: :attr:`time`, :attr:`seed`, :attr:`models`, :attr:`layers` and their collision
+      bits (:attr:`collision_filter`), :attr:`static_geometry_version`, :meth:`contacts`.
+    * Listening: :meth:`add_listener` (models entering, leaving and moving; layers changing).
+    * Sharing: :meth:`shared`, one object per world that several plugins use (the lasers'
+      scene, a camera's renderer).
+    * Changing, mostly for world plugins and never inside a contact callback:
+      :meth:`spawn_model`, :meth:`delete_model`, :meth:`move_model`, :meth:`set_model_state`.
+    """
+
+    @property
+    def time(self) -> TimeKeeper:
+        """Sim time (integer nanoseconds) and step size (s); read it, the world advances it."""
+
+    @property
+    def seed(self) -> int | None:
+        """The seed of every noise source, or None for nondeterministic runs."""
+
+    @property
+    def models(self) -> Mapping[str, "Model"]:
+        """The models in the world by name, in the order they were added (do not change it)."""
+
+    @property
+    def layers(self) -> Sequence["Layer"]:
+        """The layers (static walls), loaded pieces and streamed-out ones alike."""
+
+    @property
+    def collision_filter(self) -> "CollisionFilterRegistry":
+        """The collision bits of the world's layer names."""
+
+    @property
+    def static_geometry_version(self) -> int:
+        """Grows whenever the loaded walls change (levels), so caches of them know to rebuild."""
+
+    def model(self, name: str) -> "Model":
+        """The model called ``name`` (:class:`~sim_server.core.errors.EntityError` if none)."""
+
+    def all_models(self) -> Iterable["Model"]:
+        """The models in the order they were added."""
+
+    def level_models(self) -> "list[tuple[ModelEntry, ModelSpec]]":
+        """The world file's models that levels load and unload as performers move, with their
+        model files (empty when levels are off): what a cache of static things may place ahead."""
+
+    def contacts(self) -> "list[Contact]":
+        """Every pair of fixtures touching now, with their contact points (m, world frame)."""
+
+    def add_listener(self, listener: "WorldListener") -> None:
+        """Tell ``listener`` of every model added, removed or moved from now on."""
+
+    def remove_listener(self, listener: "WorldListener") -> None:
+        """Stop telling ``listener``."""
+
+    def shared(self, key: str, make: Callable[[], _Shared]) -> _Shared:
+        """The object this world keeps under ``key``, made by ``make()`` on first use; dropped
+        when the world closes. Name keys after their module (``"sim_server.core.sensing.scene"``)."""
+
+    def spawn_model(
+        self, model_path: "str | Path", name: str, namespace: str = "", pose: Pose2D = Pose2D()
+    ) -> "Model":
+        """Read a model file (relative paths against the world file's folder) and add it."""
+
+    def delete_model(self, name: str) -> None:
+        """Remove a model with its bodies, joints and plugins."""
+
+    def move_model(self, name: str, pose: Pose2D) -> None:
+        """Put a model's first body at ``pose``, carrying its other bodies rigidly."""
+
+    def set_model_state(self, name: str, pose: Pose2D, vx: float, vy: float, wz: float) -> None:
+        """Set a model's pose and twist (m/s, rad/s, world frame) at once."""
+
 
 #: Version of this API; a plugin class declares the version it was written for.
 PLUGIN_API_VERSION = 1
@@ -55,7 +147,7 @@ class PluginContext:
     Attributes:
         name: the plugin's name from the YAML entry.
         type_name: the plugin's type (its entry point name).
-        world: the world.
+        world: the world, as far as plugins may use it (:class:`PluginWorld`).
         model: the plugin's model (None for world plugins).
         ros_node: the ROS node to create publishers and subscriptions on, or None when the
             core runs without ROS.
@@ -63,7 +155,7 @@ class PluginContext:
 
     name: str
     type_name: str
-    world: "World"
+    world: PluginWorld
     model: "Model | None" = None
     ros_node: Any = None
 
@@ -98,6 +190,17 @@ class Plugin:
 
     def __init__(self, context: PluginContext) -> None:
         self.context = context
+
+    @classmethod
+    def prepare(cls) -> None:
+        """Make ready, once per process, what the class's steps will need (compile or load its
+        compiled functions, say), before its first instance is made.
+
+        The world calls it when it loads a world file naming the class (also for models that
+        levels bring in later, in the middle of a step) or a model naming it is spawned, so
+        that no step pays for it. Raising makes the plugin type unusable, reported as if it
+        could not be imported.
+        """
 
     def on_initialize(self, config: "YamlReader") -> None:
         """Read the configuration (every key the YAML entry has, besides name and type)."""

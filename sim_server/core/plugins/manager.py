@@ -1,8 +1,11 @@
 """Loading plugins from entry points and running their hooks, isolating their failures.
 
-At load time a plugin that cannot be found, constructed or initialised fails its model with a
-:class:`ConfigError` naming model, plugin name, type and cause. At run time a plugin that raises
-is disabled (logged once with its traceback) and the simulation goes on.
+At load time a plugin that cannot be found, prepared, constructed or initialised fails its model
+with a :class:`ConfigError` naming model, plugin name, type and cause. At run time a plugin that
+raises is disabled (logged once with its traceback) and the simulation goes on.
+
+The manager names no world: it gets the world as plugins see it (a :class:`PluginWorld`), the
+Box2D world whose contacts it forwards, and the ROS node plugins publish through.
 
 Step hooks run in load order. The instances of a class that overrides a batch hook
 (:meth:`Plugin.before_physics_step_batch`) share one call, placed where the first of them was
@@ -31,6 +34,7 @@ from sim_server.core.plugins.api import (
     Plugin,
     PluginBatch,
     PluginContext,
+    PluginWorld,
     UpdateInfo,
     WorldPlugin,
 )
@@ -38,7 +42,6 @@ from sim_server.core.timing.timekeeper import TimeKeeper
 
 if TYPE_CHECKING:
     from sim_server.core.physics.model import Model
-    from sim_server.core.world import World
 
 LOGGER = logging.getLogger("sim_server")
 #: What a plugin may raise without taking the server down: any error, and SystemExit too (a
@@ -50,6 +53,9 @@ _HOOKS = ("before_physics_step", "after_physics_step", "pre_update", "post_updat
 _BATCHABLE_HOOKS = ("before_physics_step", "after_physics_step")
 _CONTACT_HOOKS = ("begin_contact", "end_contact", "pre_solve", "post_solve")
 
+
+#: Plugin classes whose :meth:`Plugin.prepare` has run in this process.
+_PREPARED: set[type] = set()
 
 #: Entry points found per (group, sys.path): reading them means reading the metadata of every
 #: installed distribution (about 150 files here), which a thousand robots' plugins cannot each pay.
@@ -99,6 +105,15 @@ def load_plugin_class(spec: PluginSpec, group: str, base: type[Plugin], describe
         raise ConfigError(
             f"{where}: written for plugin API version {version}, this simulator provides {PLUGIN_API_VERSION}"
         )
+    if plugin_class not in _PREPARED:
+        try:
+            plugin_class.prepare()
+        except PLUGIN_FAILURES as exc:
+            LOGGER.debug("plugin class failed to prepare", exc_info=True)
+            raise ConfigError(
+                f"{where}: {entry_point.value} cannot be prepared: {type(exc).__name__}: {one_line(str(exc))}"
+            ) from None
+        _PREPARED.add(plugin_class)
     return plugin_class
 
 
@@ -138,11 +153,15 @@ class PluginManager:
     """Owns the plugins of a world: loads them, runs their hooks, tells them of contacts.
 
     Args:
-        world: the world whose models and world file carry the plugins.
+        world: the world, as its plugins see it (their contexts' ``world``).
+        physics: the Box2D world whose contacts go to the plugins.
+        ros_node: the ROS node plugins publish through (None without ROS).
     """
 
-    def __init__(self, world: "World") -> None:
+    def __init__(self, world: PluginWorld, physics: b2.world, ros_node: Any = None) -> None:
         self._world = world
+        self._physics = physics
+        self._ros_node = ros_node
         self._by_model: dict[int, list[_LoadedPlugin]] = {}
         self._world_plugins: list[_LoadedPlugin] = []
         #: Per hook, the calls of a step in order: (loaded plugin, its bound hook) or (batch, batch).
@@ -156,6 +175,22 @@ class PluginManager:
         self._contact_listener: _ContactDispatcher | None = None
 
     # ------------------------------------------------------------------------ loading
+    @staticmethod
+    def prepare(specs: Iterable[tuple[PluginSpec, str]], group: str) -> None:
+        """Load and prepare (:meth:`Plugin.prepare`) the classes of ``specs`` (each with the name
+        of the model that carries it, or "" for a world plugin) ahead of their first instance,
+        so that models arriving inside a step (levels) find them ready."""
+        base = ModelPlugin if group == MODEL_PLUGIN_GROUP else WorldPlugin
+        seen: set[str] = set()
+        for spec, owner in specs:
+            if spec.plugin_type in seen:
+                continue
+            seen.add(spec.plugin_type)
+            describe = f'plugin "{spec.name}" (type "{spec.plugin_type}")' + (
+                f' of model "{owner}"' if owner else " (world plugin)"
+            )
+            load_plugin_class(spec, group, base, describe)
+
     def _instantiate(self, spec: PluginSpec, context: PluginContext, group: str, base: type[Plugin]) -> _LoadedPlugin:
         plugin_class = load_plugin_class(spec, group, base, context.describe())
         config = YamlReader(dict(spec.config), spec.source, spec.location)
@@ -181,7 +216,7 @@ class PluginManager:
         loaded: list[_LoadedPlugin] = []
         try:
             for spec in model.spec.plugins:
-                context = PluginContext(spec.name, spec.plugin_type, self._world, model, self._world.ros_node)
+                context = PluginContext(spec.name, spec.plugin_type, self._world, model, self._ros_node)
                 loaded.append(self._instantiate(spec, context, MODEL_PLUGIN_GROUP, ModelPlugin))
         except BaseException:
             for item in reversed(loaded):
@@ -194,7 +229,7 @@ class PluginManager:
     def load_world_plugins(self, specs: Iterable[PluginSpec]) -> None:
         """Create and initialise the world file's plugins."""
         for spec in specs:
-            context = PluginContext(spec.name, spec.plugin_type, self._world, None, self._world.ros_node)
+            context = PluginContext(spec.name, spec.plugin_type, self._world, None, self._ros_node)
             item = self._instantiate(spec, context, WORLD_PLUGIN_GROUP, WorldPlugin)
             self._world_plugins.append(item)
             self._register(item)
@@ -222,7 +257,7 @@ class PluginManager:
             self._contact_plugins.setdefault(id(model), []).append(item)
             if self._contact_listener is None:
                 self._contact_listener = _ContactDispatcher(self)
-                self._world.physics.contactListener = self._contact_listener
+                self._physics.contactListener = self._contact_listener
 
     def unload_model_plugins(self, model: "Model") -> None:
         """Shut down and forget the plugins of ``model``."""
@@ -406,11 +441,11 @@ class PluginManager:
                 contact = edge.contact
                 if contact.touching:
                     self.dispatch_contact("end_contact", contact)
-        self._world.physics.contactListener = None
+        self._physics.contactListener = None
         try:
             yield
         finally:
-            self._world.physics.contactListener = listener
+            self._physics.contactListener = listener
 
     def dispatch_contact(self, hook: str, contact: b2.contact, *args: Any) -> None:
         """Deliver a contact event to the plugins of the models it involves."""

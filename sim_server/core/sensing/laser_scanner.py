@@ -5,18 +5,19 @@ models that never move (indexed once), and the other models' non-sensor footprin
 per step in one vectorised pass, however many lasers scan). :func:`scan_all` casts every beam of
 any number of :class:`LaserScanner` in one compiled call (:mod:`sim_server.core.sensing.raycast`).
 
-Creating a :class:`ScanScene` (the first laser of a world does, as the world loads or the model
-is spawned) warms the ray caster up (:func:`sim_server.core.sensing.raycast.warm_up`), so no step
-compiles it.
+A scene follows a world through :class:`SensedWorld`, the little of it lasers need; the
+laser plugin hands it the world it sees (any :class:`~sim_server.core.plugins.api.PluginWorld`
+is one). :func:`prepare` compiles the ray caster and the batch body access (or loads them from
+numba's cache): the laser plugin's class calls it as the world loads, and creating a scene does,
+so no step compiles them.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 import numpy as np
-
 from Box2D import b2
 
 from sim_server.core.geometry import Pose2D
@@ -27,8 +28,57 @@ from sim_server.core.sensing.raycast import (
 )
 
 if TYPE_CHECKING:
+    from sim_server.core.format.model_file import ModelSpec
+    from sim_server.core.format.world_file import ModelEntry
+    from sim_server.core.physics.collision_filter import CollisionFilterRegistry
+    from sim_server.core.physics.layer import Layer
+    from sim_server.core.physics.listener import WorldListener
     from sim_server.core.physics.model import Model
-    from sim_server.core.world import World
+
+_Shared = TypeVar("_Shared")
+
+#: The key of a world's shared scan scene (see :meth:`SensedWorld.shared`).
+SCENE_KEY = "sim_server.core.sensing.laser_scanner.ScanScene"
+
+
+class SensedWorld(Protocol):
+    """What lasers need of a world: its walls, its models as they come and go, the collision
+    bits of its layers and a place to keep one scene for all its lasers."""
+
+    @property
+    def models(self) -> Mapping[str, "Model"]:
+        """The models in the world by name."""
+
+    @property
+    def layers(self) -> Sequence["Layer"]:
+        """The layers, whose loaded walls lasers see."""
+
+    @property
+    def collision_filter(self) -> "CollisionFilterRegistry":
+        """The collision bits of the layer names."""
+
+    @property
+    def static_geometry_version(self) -> int:
+        """Grows whenever the loaded walls change."""
+
+    def level_models(self) -> "list[tuple[ModelEntry, ModelSpec]]":
+        """The world file's models that levels load and unload, with their model files."""
+
+    def add_listener(self, listener: "WorldListener") -> None:
+        """Tell ``listener`` of models added, removed and moved."""
+
+    def remove_listener(self, listener: "WorldListener") -> None:
+        """Stop telling ``listener``."""
+
+    def shared(self, key: str, make: Callable[[], _Shared]) -> _Shared:
+        """The object kept under ``key`` for this world, made by ``make()`` on first use."""
+
+
+def prepare() -> None:
+    """Compile the ray caster and the batch body access, or load them from numba's cache (once
+    per process; a few tenths of a second from the cache), before any step needs them."""
+    warm_up()
+    memory_access_works()
 
 
 #: Scanner line-ups whose beam layout a scene keeps.
@@ -104,19 +154,17 @@ class _LevelStatics:
     hides them in the lasers' static scene instead of rebuilding it.
 
     Args:
-        world: a world with levels enabled.
+        models: the world file's models that levels load and unload, with their model files.
+        collision_filter: the world's collision bits.
     """
 
-    def __init__(self, world: "World") -> None:
+    def __init__(self, models: "Iterable[tuple[ModelEntry, ModelSpec]]", collision_filter: "CollisionFilterRegistry") -> None:
         polygons, polygon_counts, polygon_bits, polygon_body, polygon_owner = [], [], [], [], []
         circles, circle_bits, circle_body, circle_owner = [], [], [], []
         poses: list[tuple[float, float, float]] = []
         #: Model name -> (spec, first body's float32 pose, polygon range, circle range, index).
         self.entries: dict[str, tuple[object, tuple[float, float, float], tuple[int, int], tuple[int, int], int]] = {}
-        for entry in world.spec.models:
-            if not world.levels.owns_model(entry.name):
-                continue
-            spec = world.file_model(entry.model_path)
+        for entry, spec in models:
             if not spec.bodies or any(body.body_type != "static" for body in spec.bodies):
                 continue
             first_polygon, first_circle = len(polygons), len(circles)
@@ -132,7 +180,7 @@ class _LevelStatics:
                 for footprint in body.footprints:
                     if footprint.sensor:
                         continue
-                    bits = footprint_bits(footprint, world.collision_filter)
+                    bits = footprint_bits(footprint, collision_filter)
                     shape = fixture_def(footprint, bits).shape  # Box2D's own vertices
                     if footprint.shape == "circle":
                         circles.append((shape.pos[0], shape.pos[1], shape.radius))
@@ -255,11 +303,10 @@ class ScanScene:
         world: the world to sense.
     """
 
-    def __init__(self, world: "World") -> None:
+    def __init__(self, world: SensedWorld) -> None:
         # The ray caster and the batch body access compile (or load numba's cache) now, while
         # the world loads or a model with a laser is spawned, not in the first step that scans.
-        warm_up()
-        memory_access_works()
+        prepare()
         self._world = world
         self._static: StaticScene | None = None
         self._static_version: tuple[int, int] | None = None
@@ -267,8 +314,8 @@ class ScanScene:
         self._models: dict[int, _ModelShapes | None] = {}
         self._movers: dict[int, _ModelShapes] = {}
         self._fixed: MovingShapes | None = None
-        levels = world.levels
-        self._level_statics = _LevelStatics(world) if levels.enabled and levels.levels else None
+        level_models = world.level_models()
+        self._level_statics = _LevelStatics(level_models, world.collision_filter) if level_models else None
         self._table: _MovingTable | None = None
         self._moving: MovingShapes | None = None
         self._moving_at = -1
@@ -415,13 +462,9 @@ class ScanScene:
         self._layouts.clear()
 
 
-def scene_of(world: "World") -> ScanScene:
+def scene_of(world: SensedWorld) -> ScanScene:
     """The world's shared scan scene (created on first use)."""
-    scene = getattr(world, "_scan_scene", None)
-    if scene is None:
-        scene = ScanScene(world)
-        world._scan_scene = scene  # noqa: SLF001 - one shared cache per world
-    return scene
+    return world.shared(SCENE_KEY, lambda: ScanScene(world))
 
 
 def beam_count(angle_min: float, angle_max: float, increment: float) -> int:

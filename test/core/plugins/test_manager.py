@@ -138,6 +138,27 @@ class Batched(ModelPlugin):
             plugin.before_physics_step(time)
 
 
+class Prepared(ModelPlugin):
+    """Counts its class's preparations and the instances made after them."""
+
+    prepared = []
+
+    @classmethod
+    def prepare(cls):
+        cls.prepared.append(len(cls.prepared))
+
+    def on_initialize(self, config):
+        self.preparations_before = len(self.prepared)
+
+
+class Unpreparable(ModelPlugin):
+    """Its class cannot be made ready."""
+
+    @classmethod
+    def prepare(cls):
+        raise RuntimeError("no compiler\\nfor this")
+
+
 from sim_server.core.plugins.api import WorldPlugin
 
 
@@ -184,6 +205,8 @@ def thirdparty(tmp_path: Path, monkeypatch) -> Path:
         "Broken": "NoSuchClass",
         "Holding": "Holding",
         "FailingEarly": "FailingEarly",
+        "Prepared": "Prepared",
+        "Unpreparable": "Unpreparable",
     }
     lines = [f"[{MODEL_PLUGIN_GROUP}]"] + [f"{name} = test_thirdparty_plugins:{cls}" for name, cls in entries.items()]
     lines += [f"[{WORLD_PLUGIN_GROUP}]", "Census = test_thirdparty_plugins:Census"]
@@ -235,6 +258,50 @@ def test_reference_plugin_failures(thirdparty: Path, case: str, facts: list[str]
 def test_unusable_plugin_classes(thirdparty: Path, tmp_path: Path, type_name: str, fact: str) -> None:
     with pytest.raises(ConfigError, match=fact):
         world_with(tmp_path, f"plugins:\n  - {{name: p, type: {type_name}}}\n")
+
+
+def test_a_class_is_prepared_once_before_its_first_instance(thirdparty: Path, tmp_path: Path) -> None:
+    world = world_with(tmp_path, "plugins:\n  - {name: p, type: Prepared}\n")
+    prepared = type(plugin(world, "bot", "p"))
+    assert prepared.prepared == [0] and plugin(world, "bot", "p").preparations_before == 1
+    world.spawn_model("bot.model.yaml", "bot2")
+    world.reset()
+    assert prepared.prepared == [0]  # once per process, however many instances
+    world.close()
+
+
+def test_a_class_that_cannot_be_prepared_fails_its_model_in_one_line(thirdparty: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        world_with(tmp_path, "plugins:\n  - {name: p, type: Unpreparable}\n")
+    message = str(info.value)
+    assert "\n" not in message and "world.yaml" in message and 'plugin "p" (type "Unpreparable") of model "bot"' in message
+    assert "cannot be prepared: RuntimeError: no compiler for this" in message
+
+
+def test_plugins_of_models_that_levels_bring_are_prepared_as_the_world_loads(thirdparty: Path, tmp_path: Path) -> None:
+    """A model that a level loads arrives inside a step: its plugin classes were made ready
+    when the world loaded (the laser's compiled ray caster, say), before any instance."""
+    (tmp_path / "bot.model.yaml").write_text(
+        "bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.5, density: 1}]\n"
+    )
+    (tmp_path / "far.model.yaml").write_text(
+        "bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.5, density: 1}]\n"
+        "plugins:\n  - {name: p, type: Prepared}\n"
+    )
+    (tmp_path / "world.yaml").write_text(
+        "properties: {}\nmodels:\n  - {name: bot, model: bot.model.yaml}\n"
+        "  - {name: far, model: far.model.yaml, pose: [50, 0, 0]}\n"
+        "levels:\n  - {name: L, pose: [50, 0], size: [10, 10], buffer: 1, refs: [far]}\n"
+        "performers:\n  - {name: perf, ref: bot, size: [2, 2]}\n"
+    )
+    world = World.from_file(tmp_path / "world.yaml", step_size=0.01, enable_levels=True)
+    assert "far" not in world.models
+    prepared = sys.modules["test_thirdparty_plugins"].Prepared
+    assert prepared.prepared == [0]
+    world.move_model("bot", Pose2D(48.0, 0.0, 0.0))
+    world.step()
+    assert "far" in world.models and plugin(world, "far", "p").preparations_before == 1
+    world.close()
 
 
 def test_unknown_plugin_keys_are_errors(thirdparty: Path, tmp_path: Path) -> None:
