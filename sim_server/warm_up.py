@@ -3,8 +3,9 @@ rasterizer: ``python -m sim_server.warm_up``.
 
 ``make setup`` runs it, so that the first server started after an install loads the compiled ray
 caster in a few tenths of a second instead of compiling it for some 15 to 45 s (see
-:func:`sim_server.core.sensing.raycast.warm_up`). Run it again by hand after editing
-``sim_server/core/sensing/raycast.py`` or upgrading numba; it is quick when the cache is up to date.
+:func:`sim_server.core.sensing.raycast.warm_up`). Run it again by hand after editing a compiled
+module (the ray caster's kernels, ``sim_server/core/sensing/ray_kernels.py``, say) or upgrading
+numba; it is quick when the cache is up to date.
 
 Prints three lines: what it did for the ray caster, how long it took and where the cache is;
 whether bodies are read and written in memory (:mod:`sim_server.core.physics.body_memory`) or through
@@ -17,14 +18,16 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sim_server.core import compiled
 from sim_server.core.physics import body_memory
 from sim_server.core.sensing import raycast
 
 
 def cache_directory() -> str | None:
-    """Where numba keeps the ray caster's cache, or None when it keeps none."""
+    """Where numba keeps the ray caster's cache (that of its kernels' module), or None when it
+    keeps none."""
     cache = getattr(raycast.ENTRY_POINTS[-1], "_cache", None)
-    return getattr(cache, "_cache_path", None) if raycast.CACHED else None
+    return getattr(cache, "_cache_path", None) if compiled.CACHED else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ from time import perf_counter
 
 import numpy as np
 
-from sim_server.core.sensing.raycast import jit
+from sim_server.core.compiled import jit
 
 #: Samples per pixel of a segment's length (two: no gaps at any slope).
 SAMPLES_PER_PIXEL = 2.0

@@ -32,7 +32,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from sim_server.core.geometry import offset_point_velocity
-from sim_server.core.sensing.raycast import jit
+from sim_server.core.compiled import jit
 
 # Box2D 2.3's b2Body, in bytes from the object's address (checked by memory_access_works).
 TYPE_OFFSET = 0  # int32 b2BodyType

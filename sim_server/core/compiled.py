@@ -1,0 +1,82 @@
+"""Numba's set-up, shared by every compiled function of the simulator.
+
+Every function compiled with numba (the ray caster's kernels in
+:mod:`sim_server.core.sensing.ray_kernels`, the batch body access in
+:mod:`sim_server.core.physics.body_memory`, the renderer's rasterizer in
+:mod:`sim_server.rendering.raster`) is decorated with :func:`jit` (or :func:`jit_parallel`), so
+that all of them compile the same way:
+
+* **on-disk cache** (``cache=True``): compiling takes seconds per function (the ray caster some
+  15 to 45 s in all), so numba keeps the machine code in ``__pycache__`` next to the defining
+  module (or under ``NUMBA_CACHE_DIR``) and later processes load it in a few tenths of a second.
+  numba checks a cached function against its *defining file* only (modification time and size)
+  and its own bytecode: editing a module recompiles every function defined in it, while editing
+  another module (or :data:`JIT_OPTIONS` here) does not. Functions compiled into one another
+  therefore live in one module; after changing the options here, delete the ``*.nbi`` and
+  ``*.nbc`` files of the ``__pycache__`` directories. Where numba finds no writable place for the
+  cache, :func:`jit` compiles without one rather than failing the import, and :data:`CACHED`
+  says so.
+* **NumPy's error model** (``error_model="numpy"``): a division by zero gives inf or NaN instead
+  of raising. The compiled functions guard every division that could be by zero themselves;
+  Python's model, which checks each division, made the ray caster about 5 % slower.
+
+:func:`typed` is the other half of the contract: numba compiles one specialisation per argument
+type (dtype, layout, writeability), so Python callers hand compiled functions arrays of exactly
+the type compiled, converting any other, lest a step compile anew.
+
+A ground module of the core: it imports nothing of ``sim_server``. Read :data:`CACHED` as
+``compiled.CACHED`` (an attribute of this module that :func:`jit` may set to False), never with
+``from sim_server.core.compiled import CACHED``, which copies its value at import time.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numba import njit
+
+#: Options of every compiled function: cached on disk; NumPy's error model, since every division
+#: that could be by zero is guarded (Python's model checks each division: about 5 % slower).
+JIT_OPTIONS: dict[str, Any] = {"cache": True, "error_model": "numpy"}
+#: Whether numba found a writable place for its on-disk cache (``__pycache__`` next to the
+#: compiled module, else ``NUMBA_CACHE_DIR`` or the user's cache directory); without one every
+#: process compiles. :func:`jit` sets it to False the first time it finds none.
+CACHED = True
+
+
+def jit(function: Callable[..., Any], **options: Any) -> Callable[..., Any]:
+    """``njit`` with :data:`JIT_OPTIONS` (and ``options``); without the on-disk cache when numba
+    finds nowhere to write it (it raises at decoration then), rather than failing the import.
+
+    Returns:
+        numba's dispatcher of ``function`` (``function`` itself under ``NUMBA_DISABLE_JIT``).
+    """
+    global CACHED
+    try:
+        return njit(**JIT_OPTIONS, **options)(function)
+    except RuntimeError:  # "cannot cache function ...: no locator available for file ..."
+        CACHED = False
+        return njit(**{**JIT_OPTIONS, **options, "cache": False})(function)
+
+
+def jit_parallel(function: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`jit` with ``parallel=True``: ``prange`` loops share their iterations out among
+    numba's threads (``NUMBA_NUM_THREADS``, default one per core)."""
+    return jit(function, parallel=True)
+
+
+def typed(array: Any, dtype: type | np.dtype) -> np.ndarray:
+    """``array`` as the compiled functions take it: a C-contiguous, aligned, writeable array of
+    ``dtype``. It is returned as is when it is one already (the usual case, so no copy), else
+    copied: numba compiles a new specialisation for any other dtype, layout or a read-only
+    array, and that would happen in the middle of a step."""
+    if (
+        isinstance(array, np.ndarray)
+        and array.dtype == dtype
+        and array.flags.c_contiguous
+        and array.flags.aligned
+        and array.flags.writeable
+    ):
+        return array
+    return np.array(array, dtype=dtype, order="C")  # always a fresh, writeable copy
