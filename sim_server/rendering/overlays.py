@@ -7,27 +7,22 @@ No rclpy here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim_server.rendering.renderer import rgba
+from sim_server.rendering.renderer import Overlay, rgba
 
 if TYPE_CHECKING:
     from sim_server.core.world import World
 
 #: Laser rays: a translucent red, so the walls they hit stay visible.
 RAY_COLOR = (255, 60, 60, 90)
+
+__all__ = ["MAX_TRAIL_POINTS", "RAY_COLOR", "Overlay", "Trails", "laser_rays"]
 #: Most points a trail keeps per model; beyond, every other point is dropped (the trail stays
 #: whole, only coarser).
 MAX_TRAIL_POINTS = 20_000
-
-
-class Overlay(NamedTuple):
-    """Segments (N, 4: x0, y0, x1, y1 in m, world frame) and their colour (RGBA, 0 to 255)."""
-
-    segments: np.ndarray
-    rgba: tuple[int, int, int, int]
 
 
 def laser_rays(world: "World") -> Overlay:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Callable, Iterable, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -31,7 +31,6 @@ from sim_server.rendering.raster import Shapes, draw_segments
 if TYPE_CHECKING:
     from sim_server.core.physics.layer import Layer
     from sim_server.core.physics.model import Model
-    from sim_server.rendering.overlays import Overlay
 
 _Shared = TypeVar("_Shared")
 
@@ -51,6 +50,15 @@ class DrawnWorld(Protocol):
 
     def shared(self, key: str, make: Callable[[], _Shared]) -> _Shared:
         """The object kept under ``key`` for this world (:func:`render` keeps its renderer there)."""
+
+
+class Overlay(NamedTuple):
+    """What a picture may show over the walls, under the bodies (laser rays, trails:
+    :mod:`sim_server.rendering.overlays` makes them): segments (N, 4: x0, y0, x1, y1 in m, world
+    frame) and their colour (RGBA, 0 to 255)."""
+
+    segments: np.ndarray
+    rgba: tuple[int, int, int, int]
 
 
 #: Where :func:`render` keeps a world's renderer (see :meth:`DrawnWorld.shared`).
@@ -147,7 +155,7 @@ class Renderer:
         self._edges_key: tuple | None = None
         self._edges: dict[int, np.ndarray] = {}
 
-    def render(self, view: View, overlays: Iterable["Overlay"] = ()) -> np.ndarray:
+    def render(self, view: View, overlays: Iterable[Overlay] = ()) -> np.ndarray:
         """The picture of the world now, as a (pixels_y, pixels_x, 3) uint8 array; ``overlays``
         (laser rays, trails: :mod:`sim_server.rendering.overlays`) go over the walls, under the
         bodies."""
