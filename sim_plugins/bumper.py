@@ -15,9 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from sim_server.core.format.yaml_reader import YamlReader
-from sim_server.core.plugins.api import ModelPlugin, UpdateTimer
-from sim_server.core.timing.timekeeper import TimeKeeper
+from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
 from sim_plugins.common import body_of, read_rate
 
 

@@ -32,11 +32,10 @@ import numpy as np
 
 from sim_server.core import limits as bounds
 from sim_server.core.format.entity_names import frame_problem, topic_problem
-from sim_server.core.format.yaml_reader import YamlReader, describe
+from sim_server.core.format.yaml_reader import describe
 from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins.api import ModelPlugin, UpdateTimer
+from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.state import SCOPE, ImageDatapack
-from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_server.rendering import Renderer, View
 from sim_server.rendering.raster import warm_up as prepare_rasterizer
 from sim_server.rendering.renderer import MIN_VIEW_SIZE

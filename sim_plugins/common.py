@@ -8,11 +8,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from sim_server.core import limits as bounds
-from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.motion.dynamics_limits import DynamicsLimits
 from sim_server.core.physics.body_memory import BodyBatch
-from sim_server.core.plugins.api import PluginContext
-from sim_server.core.timing.timekeeper import TimeKeeper
+from sim_server.core.plugins import PluginContext, TimeKeeper, YamlReader
 
 if TYPE_CHECKING:
     from sim_server.core.physics.model import Model, ModelBody

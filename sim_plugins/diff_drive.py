@@ -19,11 +19,9 @@ import math
 
 import numpy as np
 
-from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D, offset_point_velocity
 from sim_server.core.physics.body_memory import memory_access_works
-from sim_server.core.plugins.api import ModelPlugin, PluginBatch
-from sim_server.core.timing.timekeeper import TimeKeeper
+from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import DriveBatch, body_of, read_dynamics
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand

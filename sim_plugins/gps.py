@@ -10,11 +10,9 @@ and, as there is no noise model, its covariance is reported as zero and known.
 from __future__ import annotations
 
 from sim_server.core import limits as bounds
-from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins.api import ModelPlugin, UpdateTimer
+from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.sensing.geodesy import EnuToWgs84
-from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_plugins.common import body_of, read_rate
 
 DEFAULT_GPS_RATE = 10.0

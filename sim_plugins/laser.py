@@ -16,11 +16,9 @@ from __future__ import annotations
 import math
 
 from sim_server.core import limits as bounds
-from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins.api import ModelPlugin, PluginBatch, UpdateTimer
+from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scene_of
-from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_plugins.common import body_of, plugin_rng, read_rate
 
 #: Name of the layer whose walls reflect (intensity 255).

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import math
 
-from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins.api import ModelPlugin, UpdateTimer
-from sim_server.core.timing.timekeeper import TimeKeeper
+from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
 from sim_plugins.common import body_of, read_rate
 
 

@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 
 from sim_server.core import limits as bounds
-from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins.api import PluginContext, UpdateTimer
+from sim_server.core.plugins import PluginContext, UpdateTimer, YamlReader
 from sim_plugins.common import plugin_rng, read_rate
 
 COVARIANCE_SIZE = 36

@@ -13,11 +13,9 @@ milliseconds, as in the reference.
 from __future__ import annotations
 
 from sim_server.core import limits as bounds
-from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D
 from sim_server.core.motion.easing import EASINGS
-from sim_server.core.plugins.api import ModelPlugin
-from sim_server.core.timing.timekeeper import TimeKeeper
+from sim_server.core.plugins import ModelPlugin, TimeKeeper, YamlReader
 from sim_plugins.common import body_of
 
 MODES = ("yoyo", "loop", "once", "trigger")

@@ -17,8 +17,7 @@ import time
 from collections.abc import Sequence
 
 from sim_server.core import limits
-from sim_server.core.format.yaml_reader import YamlReader
-from sim_server.core.plugins.api import PluginContext
+from sim_server.core.plugins import PluginContext, YamlReader
 
 COMMAND_QUEUE_DEPTH = 1
 #: Wall seconds between warnings about dropped commands of one topic.

@@ -250,3 +250,31 @@ def test_level_models_are_the_file_s_models_that_levels_stream(tmp_path: Path) -
 def test_the_core_draws_no_pictures_and_says_where_they_are_drawn_now(world: World) -> None:
     with pytest.raises(AttributeError, match=r"sim_server\.rendering\.render\(world"):
         world.render()
+
+
+def protocol_members(protocol: type) -> dict[str, object]:
+    """A protocol's own members (properties and methods) by name."""
+    return {name: value for name, value in vars(protocol).items() if not name.startswith("_")}
+
+
+@pytest.mark.parametrize(
+    "protocol",
+    ["sim_server.core.plugins.api:PluginWorld", "sim_server.core.levels:LevelHost",
+     "sim_server.core.sensing.laser_scanner:SensedWorld"],
+)
+def test_the_world_fulfils_the_protocols_its_parts_name(world: World, protocol: str) -> None:
+    """Plugins, levels and lasers name a protocol, not the World class: the world must keep
+    every member of each, methods with the same parameters."""
+    import importlib
+    import inspect
+
+    module, name = protocol.split(":")
+    members = protocol_members(getattr(importlib.import_module(module), name))
+    assert members
+    for member, declared in members.items():
+        assert hasattr(world, member), f"World lacks {member} of {name}"
+        if isinstance(declared, property):
+            assert not inspect.ismethod(getattr(world, member)), f"{name}.{member} is a value, World's a method"
+        else:
+            wanted = list(inspect.signature(declared).parameters)[1:]
+            assert list(inspect.signature(getattr(world, member)).parameters) == wanted, f"{name}.{member}"
