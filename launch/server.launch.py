@@ -3,8 +3,8 @@
     ros2 launch sim_server server.launch.py world_path:=/path/to/world.yaml use_rviz:=true
     ros2 launch sim_server server.launch.py --show-args      # every argument, with its default
 
-Every parameter of the node is a launch argument of the same name (see the README's parameter
-table; the list comes from ``sim_server.ros.parameter_spec``), plus:
+Every parameter of the node is a launch argument of the same name (see the parameter table of
+docs/ros.md; the list comes from ``sim_server.ros.parameter_spec``), plus:
 
     use_rviz: also start rviz2 (true/false).
     rviz_config: the .rviz file to open; empty (default) generates one for the chosen world

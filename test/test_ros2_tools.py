@@ -379,12 +379,21 @@ def test_teleop_twist_keyboard_drives_a_robot(tools_env: dict[str, str], launche
         ros2(tools_env, "service call /delete_model sim_msgs/srv/DeleteModel \"{name: 'keyed'}\"")
 
 
+#: The documentation pages whose commands these tests run (the README shows some of them:
+#: test/test_docs.py checks that it shows no others).
+COMMAND_PAGES = ("docs/ros.md", "docs/standard_interface.md")
+
+
 def readme_block(marker: str) -> list[str]:
-    """The command lines of the README's first bash block after ``marker``."""
-    text = (REPO_ROOT / "README.md").read_text()
-    block = re.search(re.escape(marker) + r".*?```bash\n(.*?)```", text, re.S)
-    assert block, f"no bash block after {marker!r} in README.md"
-    return [line for line in block.group(1).splitlines() if line.strip()]
+    """The command lines of the first bash block after ``marker`` on the page of
+    :data:`COMMAND_PAGES` that has ``marker`` (exactly one must)."""
+    found = []
+    for page in COMMAND_PAGES:
+        block = re.search(re.escape(marker) + r".*?```bash\n(.*?)```", (REPO_ROOT / page).read_text(), re.S)
+        if block:
+            found.append(block.group(1))
+    assert len(found) == 1, f"{len(found)} bash blocks after {marker!r} in {', '.join(COMMAND_PAGES)} (want 1)"
+    return [line for line in found[0].splitlines() if line.strip()]
 
 
 def test_readme_commands_for_a_running_server_work_verbatim(tools_env: dict[str, str], launched: Launched) -> None:

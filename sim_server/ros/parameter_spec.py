@@ -1,8 +1,8 @@
 """The server node's parameters as data: name, type, default, unit and description.
 
 One table serves the node (which declares and validates them, :mod:`sim_server.ros.parameters`),
-the launch file (one launch argument per parameter) and the README. It imports no ROS, so the
-launch file can read it wherever the package is importable.
+the launch file (one launch argument per parameter) and the parameter table of docs/ros.md. It
+imports no ROS, so the launch file can read it wherever the package is importable.
 """
 
 from __future__ import annotations
