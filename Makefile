@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # Run a command inside the project environment.
 IN_ENV = source env.sh &&
 
-.PHONY: setup ros2-tools test demo run bench bench-reference profile clean distclean
+.PHONY: setup ros2-tools test docs demo run bench bench-reference profile clean distclean
 
 setup:
 	bash tools/setup_env.sh
@@ -21,10 +21,21 @@ setup:
 ros2-tools: setup
 	bash tools/ros2_tools.sh
 
+# The suite includes the documentation build (test/test_docs_build.py: Sphinx with -W, into a
+# temporary folder).
 test: setup ros2-tools
 	$(IN_ENV) python -m pytest test -q $(PYTEST_ARGS)
 
-# Pictures of the two demo drives, headless (README: Pictures and videos): build/demo/*.gif.
+# The documentation (docs/: markdown pages and the API reference from the docstrings) as HTML in
+# build/docs/html, read afresh each time (-E) so every warning shows; any warning fails the build.
+DOCS_OUT := build/docs
+SPHINXOPTS ?= -W --keep-going
+
+docs: setup
+	$(IN_ENV) python -m sphinx -b html -E $(SPHINXOPTS) -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
+	@echo "Documentation: $(CURDIR)/$(DOCS_OUT)/html/index.html"
+
+# Pictures of the two demo drives, headless (docs/pictures.md): build/demo/*.gif.
 DEMO_OUT := build/demo
 
 demo: setup

@@ -2,7 +2,8 @@
 # Idempotent set-up of the development environment (run by `make setup`).
 #
 #   1. create .venv (python3 -m venv) and install the pinned wheels from
-#      requirements/ros-kilted.txt, requirements/python.txt and requirements/extras.txt;
+#      requirements/ros-kilted.txt, requirements/python.txt, requirements/extras.txt
+#      and requirements/docs.txt (Sphinx, for the documentation build);
 #   2. fix the ROS wheels' CMake config files, which carry the include paths of
 #      the interpreter the wheels were built with (/opt/python/cpXY-cpXY/...);
 #   3. build the interface packages (sim_msgs, and those of compat/ that the ROS
@@ -33,7 +34,7 @@ STAMPS="$VENV/.stamps"
 REQ_STAMP="$VENV/.requirements.sha256"
 COLCON_STAMP="$STAMPS/colcon.sha256"
 EDITABLE_STAMP="$STAMPS/editable.sha256"
-REQ_FILES=(requirements/ros-kilted.txt requirements/python.txt requirements/extras.txt)
+REQ_FILES=(requirements/ros-kilted.txt requirements/python.txt requirements/extras.txt requirements/docs.txt)
 FORCE="${SETUP_FORCE:-0}"
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -91,8 +92,12 @@ if stamp_matches "$REQ_STAMP" "$req_hash"; then
     log "requirements up to date"
 else
     log "installing pinned requirements (${REQ_FILES[*]})"
-    "$VPY" -m pip install --disable-pip-version-check \
-        -r requirements/python.txt -r requirements/ros-kilted.txt -r requirements/extras.txt
+    # Every file of REQ_FILES (those the stamp hashes), in one resolution.
+    req_args=()
+    for req_file in "${REQ_FILES[@]}"; do
+        req_args+=(-r "$req_file")
+    done
+    "$VPY" -m pip install --disable-pip-version-check "${req_args[@]}"
     # The build depends on what was installed: rebuild after any change.
     rm -f "$COLCON_STAMP" "$EDITABLE_STAMP"
     printf '%s\n' "$req_hash" > "$REQ_STAMP"

@@ -52,10 +52,7 @@ DEFAULT_STEP_SIZE = 0.005
 
 StepHook = Callable[[TimeKeeper], None]
 
-
 _Shared = TypeVar("_Shared")
-
-__all__ = ["Contact", "DEFAULT_STEP_SIZE", "World", "WorldListener", "check_pose"]
 
 
 class World:

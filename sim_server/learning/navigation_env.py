@@ -130,6 +130,10 @@ class NavigationEnv(gymnasium.Env):
         return self.fleet.observations()[0], {"distance": float(self.fleet.distances[0]), "goal": self.goal}
 
     def step(self, action):
+        """One action, held for the task's ``control_period``: Gymnasium's ``(observation, reward,
+        terminated, truncated, info)``. ``info`` has the goal's ``distance``, the ``goal``, and
+        whether it was ``reached`` or the robot ``collided`` (either ends the episode:
+        ``terminated``); ``truncated`` is always False (Gymnasium's TimeLimit cuts episodes)."""
         rewards, reached, collided = self.fleet.act(checked_actions(action, 1))
         info = {
             "distance": float(self.fleet.distances[0]), "goal": self.goal,

@@ -189,8 +189,8 @@ class ModelMarkers:
         """Re-pose the map-frame markers if a body moved since the last call; True if one did.
 
         Box2D moves only awake bodies, so poses are read only while one of the bodies is awake
-        or was at the last call (it may have moved, then fallen asleep), or when ``force``d (the
-        model was placed anew: :meth:`.publisher.DebugVisualization.on_model_moved`).
+        or was at the last call (it may have moved, then fallen asleep), or when ``force`` is set
+        (the model was placed anew: :meth:`.publisher.DebugVisualization.on_model_moved`).
         """
         bodies = self._bodies
         if not bodies:
