@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# A DDS domain of this test run only, for the in-process nodes and the servers the tests start:
+# a server or another test run on the machine (domain 0 by default) must not answer, nor be
+# discovered (a soak test measured its memory growing as another run's nodes came and went).
+# The ros2 CLI tests choose theirs from 101 up; this one is 1 to 100.
+os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(__file__).resolve().parent / "data"
