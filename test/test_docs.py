@@ -105,7 +105,7 @@ def test_plugin_example_runs_in_a_world(tmp_path) -> None:
     imports everything from sim_server.core.plugins, loads on a spawned model and publishes the
     body's distance from the origin at its rate (through a stand-in for the ROS node)."""
     entry_points, plugin = python_blocks(page("plugins.md"))
-    assert "from sim_server.core.plugins import ModelPlugin, WorldPlugin, UpdateTimer, YamlReader" in plugin
+    assert "from sim_server.core.plugins import ConfigError, ModelPlugin, TimeKeeper, UpdateTimer, YamlReader" in plugin
     declared = eval(entry_points.split("=", 1)[1])  # {"sim_server.model_plugins": ["Beacon = ..."]}
     (group, (line,)), = declared.items()
     module = line.split("=")[1].strip().split(":")[0]

@@ -37,10 +37,10 @@ from sim_server.core.levels import LevelManager
 from sim_server.core.physics.collision_filter import CollisionFilterRegistry
 from sim_server.core.physics.contacts import Contact, overlapping_footprints, touching
 from sim_server.core.physics.layer import Layer
-from sim_server.core.physics.listener import WorldListener
 from sim_server.core.physics.model import Model
 from sim_server.core.physics.replicas import Replicas
 from sim_server.core.physics.replicas import extent as replica_extent
+from sim_server.core.physics.world_view import WorldListener
 from sim_server.core.plugins.api import MODEL_PLUGIN_GROUP, WORLD_PLUGIN_GROUP, UpdateInfo
 from sim_server.core.plugins.manager import PluginManager
 from sim_server.core.timing.timekeeper import TimeKeeper
@@ -59,10 +59,10 @@ class World:
     """A simulated world: the composition root of the core.
 
     It composes the physics (layers, models, replicas), the plugins and the levels. They name
-    small protocols of it, never this class: plugins a
-    :class:`~sim_server.core.plugins.api.PluginWorld`, levels a
-    :class:`~sim_server.core.levels.LevelHost`, sensors a
-    :class:`~sim_server.core.sensing.laser_scanner.SensedWorld`.
+    small protocols of it, never this class: sensors and pictures a
+    :class:`~sim_server.core.physics.world_view.WorldView`, plugins a
+    :class:`~sim_server.core.plugins.api.PluginWorld` (the view and more), levels a
+    :class:`~sim_server.core.levels.LevelHost`.
 
     Args:
         spec: the validated world file.

@@ -13,8 +13,9 @@ the walls of its last view and draws only the models again while neither the vie
 walls change (a fixed view, as in a recording). :func:`render` draws a world with the renderer
 the world keeps for it.
 
-The core knows nothing of pictures: the renderer takes a world (a :class:`DrawnWorld`, which
-the core's world and the world plugins see are) and draws what it holds. No rclpy here.
+The core knows nothing of pictures: the renderer takes a world (a
+:class:`~sim_server.core.physics.world_view.WorldView`, as the core's parts see it, which the
+plugins' world is too) and draws what it holds. No rclpy here.
 """
 
 from __future__ import annotations
@@ -22,35 +23,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 import numpy as np
 
 from sim_server.rendering.raster import Shapes, draw_segments
 
 if TYPE_CHECKING:
-    from sim_server.core.physics.layer import Layer
-    from sim_server.core.physics.model import Model
-
-_Shared = TypeVar("_Shared")
-
-class DrawnWorld(Protocol):
-    """What the renderer draws of a world: its layers' loaded walls and its models."""
-
-    @property
-    def layers(self) -> Sequence["Layer"]:
-        """The layers, whose loaded walls are drawn."""
-
-    @property
-    def static_geometry_version(self) -> int:
-        """Grows whenever the loaded walls change (the renderer redraws them then)."""
-
-    def all_models(self) -> Iterable["Model"]:
-        """The models, drawn in this order."""
-
-    def shared(self, key: str, make: Callable[[], _Shared]) -> _Shared:
-        """The object kept under ``key`` for this world (:func:`render` keeps its renderer there)."""
-
+    from sim_server.core.physics.world_view import WorldView
 
 class Overlay(NamedTuple):
     """What a picture may show over the walls, under the bodies (laser rays, trails:
@@ -61,7 +41,8 @@ class Overlay(NamedTuple):
     rgba: tuple[int, int, int, int]
 
 
-#: Where :func:`render` keeps a world's renderer (see :meth:`DrawnWorld.shared`).
+#: Where :func:`render` keeps a world's renderer
+#: (:meth:`~sim_server.core.physics.world_view.WorldView.shared`).
 RENDERER_KEY = "sim_server.rendering.renderer.Renderer"
 
 #: The background: RViz's default.
@@ -105,7 +86,7 @@ class View:
                 raise ValueError(f"a view's image sides must be whole numbers from 1 to {MAX_PIXELS_SIDE}, got {side}")
 
     @classmethod
-    def fit(cls, world: DrawnWorld, pixels: int = 512) -> "View":
+    def fit(cls, world: "WorldView", pixels: int = 512) -> "View":
         """A north-up view of everything loaded (walls and models), ``pixels`` on its longer side."""
         boxes = [_edges_box(layer.world_edges()) for layer in world.layers]
         boxes += [_box(_model_points(model)) for model in world.all_models()]
@@ -148,7 +129,7 @@ class View:
 class Renderer:
     """Draws ``world`` (see the module's docstring)."""
 
-    def __init__(self, world: DrawnWorld) -> None:
+    def __init__(self, world: "WorldView") -> None:
         self.world = world
         self._walls_key: tuple | None = None
         self._walls: np.ndarray | None = None
@@ -195,7 +176,7 @@ class Renderer:
         return edges
 
 
-def render(world: DrawnWorld, view: View | None = None, pixels: int = 512) -> np.ndarray:
+def render(world: "WorldView", view: View | None = None, pixels: int = 512) -> np.ndarray:
     """A picture of the world now: an (height, width, 3) uint8 RGB array of ``view``, or by
     default of everything loaded, ``pixels`` on the longer side, north up. The world keeps the
     renderer, so a fixed view redraws only the models."""

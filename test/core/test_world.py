@@ -253,18 +253,22 @@ def test_the_core_draws_no_pictures_and_says_where_they_are_drawn_now(world: Wor
 
 
 def protocol_members(protocol: type) -> dict[str, object]:
-    """A protocol's own members (properties and methods) by name."""
-    return {name: value for name, value in vars(protocol).items() if not name.startswith("_")}
+    """A protocol's members (properties and methods, its bases' too) by name."""
+    members: dict[str, object] = {}
+    for base in reversed(protocol.__mro__):
+        if getattr(base, "_is_protocol", False) and base.__module__.startswith("sim_server"):
+            members.update((name, value) for name, value in vars(base).items() if not name.startswith("_"))
+    return members
 
 
 @pytest.mark.parametrize(
     "protocol",
-    ["sim_server.core.plugins.api:PluginWorld", "sim_server.core.levels:LevelHost",
-     "sim_server.core.sensing.laser_scanner:SensedWorld"],
+    ["sim_server.core.physics.world_view:WorldView", "sim_server.core.plugins.api:PluginWorld",
+     "sim_server.core.levels:LevelHost"],
 )
 def test_the_world_fulfils_the_protocols_its_parts_name(world: World, protocol: str) -> None:
-    """Plugins, levels and lasers name a protocol, not the World class: the world must keep
-    every member of each, methods with the same parameters."""
+    """Plugins, levels, lasers and pictures name a protocol, not the World class: the world must
+    keep every member of each (inherited ones too), methods with the same parameters."""
     import importlib
     import inspect
 

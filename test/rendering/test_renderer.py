@@ -127,16 +127,3 @@ def test_views_that_cannot_be_drawn_are_refused(fields: dict) -> None:
     with pytest.raises(ValueError, match="view"):
         View(**fields)
 
-
-def test_the_world_is_a_drawn_world(world: World) -> None:
-    """The renderer names a protocol of what it draws; the core's world fulfils it."""
-    import inspect
-
-    from sim_server.rendering.renderer import DrawnWorld
-
-    members = {name: value for name, value in vars(DrawnWorld).items() if not name.startswith("_")}
-    assert set(members) == {"layers", "static_geometry_version", "all_models", "shared"}
-    for name, declared in members.items():
-        if not isinstance(declared, property):
-            wanted = list(inspect.signature(declared).parameters)[1:]
-            assert list(inspect.signature(getattr(world, name)).parameters) == wanted, name

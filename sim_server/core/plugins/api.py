@@ -34,38 +34,32 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 from sim_server.core.geometry import Pose2D
+from sim_server.core.physics.world_view import WorldView
 from sim_server.core.timing.timekeeper import TimeKeeper
 
 if TYPE_CHECKING:
     from Box2D import b2
 
-    from sim_server.core.format.model_file import ModelSpec
-    from sim_server.core.format.world_file import ModelEntry
     from sim_server.core.format.yaml_reader import YamlReader
-    from sim_server.core.physics.collision_filter import CollisionFilterRegistry
     from sim_server.core.physics.contacts import Contact
-    from sim_server.core.physics.layer import Layer
-    from sim_server.core.physics.listener import WorldListener
     from sim_server.core.physics.model import Model
 
-_Shared = TypeVar("_Shared")
 
-
-class PluginWorld(Protocol):
+class PluginWorld(WorldView, Protocol):
     """What of the world a plugin may use (``self.context.world``): the plugin author's contract.
 
     The world composes the plugins, so the plugin API names this protocol, never the world's
     class; :class:`sim_server.core.world.World` fulfils it. What the world has beyond it may
     change without notice. Units: metres, radians, seconds (sim time), world frame.
 
-    * Reading: :attr:`time`, :attr:`seed`, :attr:`models`, :attr:`layers` and their collision
-      bits (:attr:`collision_filter`), :attr:`static_geometry_version`, :meth:`contacts`.
-    * Listening: :meth:`add_listener` (models entering, leaving and moving; layers changing).
-    * Sharing: :meth:`shared`, one object per world that several plugins use (the lasers'
-      scene, a camera's renderer).
+    * Reading, as every part of the world may (:class:`WorldView`): the models, the layers and
+      their collision bits, :attr:`~WorldView.static_geometry_version`; listening to models
+      entering, leaving and moving (:meth:`~WorldView.add_listener`); one object per world that
+      several plugins use (:meth:`~WorldView.shared`: the lasers' scene, a renderer).
+    * Reading, besides: :attr:`time`, :attr:`seed`, :meth:`model`, :meth:`contacts`.
     * Changing, mostly for world plugins and never inside a contact callback:
       :meth:`spawn_model`, :meth:`delete_model`, :meth:`move_model`, :meth:`set_model_state`.
     """
@@ -78,44 +72,11 @@ class PluginWorld(Protocol):
     def seed(self) -> int | None:
         """The seed of every noise source, or None for nondeterministic runs."""
 
-    @property
-    def models(self) -> Mapping[str, "Model"]:
-        """The models in the world by name, in the order they were added (do not change it)."""
-
-    @property
-    def layers(self) -> Sequence["Layer"]:
-        """The layers (static walls), loaded pieces and streamed-out ones alike."""
-
-    @property
-    def collision_filter(self) -> "CollisionFilterRegistry":
-        """The collision bits of the world's layer names."""
-
-    @property
-    def static_geometry_version(self) -> int:
-        """Grows whenever the loaded walls change (levels), so caches of them know to rebuild."""
-
     def model(self, name: str) -> "Model":
         """The model called ``name`` (:class:`~sim_server.core.errors.EntityError` if none)."""
 
-    def all_models(self) -> Iterable["Model"]:
-        """The models in the order they were added."""
-
-    def level_models(self) -> "list[tuple[ModelEntry, ModelSpec]]":
-        """The world file's models that levels load and unload as performers move, with their
-        model files (empty when levels are off): what a cache of static things may place ahead."""
-
     def contacts(self) -> "list[Contact]":
         """Every pair of fixtures touching now, with their contact points (m, world frame)."""
-
-    def add_listener(self, listener: "WorldListener") -> None:
-        """Tell ``listener`` of every model added, removed or moved from now on."""
-
-    def remove_listener(self, listener: "WorldListener") -> None:
-        """Stop telling ``listener``."""
-
-    def shared(self, key: str, make: Callable[[], _Shared]) -> _Shared:
-        """The object this world keeps under ``key``, made by ``make()`` on first use; dropped
-        when the world closes. Name keys after their module (``"sim_server.core.sensing.scene"``)."""
 
     def spawn_model(
         self, model_path: "str | Path", name: str, namespace: str = "", pose: Pose2D = Pose2D()

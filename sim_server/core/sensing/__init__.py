@@ -6,5 +6,6 @@
   planar scanners on bodies, all cast in one compiled call;
 * :mod:`.geodesy` -- the world's ENU frame to WGS-84 (GPS).
 
-Sensors reach a world through :class:`~.laser_scanner.SensedWorld`, a small protocol.
+Sensors reach a world through a :class:`~sim_server.core.physics.world_view.WorldView`, what the
+world's parts may read of it.
 """

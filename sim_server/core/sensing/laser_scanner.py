@@ -5,17 +5,17 @@ models that never move (indexed once), and the other models' non-sensor footprin
 per step in one vectorised pass, however many lasers scan). :func:`scan_all` casts every beam of
 any number of :class:`LaserScanner` in one compiled call (:mod:`sim_server.core.sensing.raycast`).
 
-A scene follows a world through :class:`SensedWorld`, the little of it lasers need; the
-laser plugin hands it the world it sees (any :class:`~sim_server.core.plugins.api.PluginWorld`
-is one). :func:`prepare` compiles the ray caster and the batch body access (or loads them from
-numba's cache): the laser plugin's class calls it as the world loads, and creating a scene does,
-so no step compiles them.
+A scene follows a world through a :class:`~sim_server.core.physics.world_view.WorldView`, what
+the world's parts may read of it; the laser plugin hands it the world it sees (a
+:class:`~sim_server.core.plugins.api.PluginWorld` is one). :func:`prepare` compiles the ray
+caster and the batch body access (or loads them from numba's cache): the laser plugin's class
+calls it as the world loads, and creating a scene does, so no step compiles them.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 from Box2D import b2
@@ -31,47 +31,12 @@ if TYPE_CHECKING:
     from sim_server.core.format.model_file import ModelSpec
     from sim_server.core.format.world_file import ModelEntry
     from sim_server.core.physics.collision_filter import CollisionFilterRegistry
-    from sim_server.core.physics.layer import Layer
-    from sim_server.core.physics.listener import WorldListener
     from sim_server.core.physics.model import Model
+    from sim_server.core.physics.world_view import WorldView
 
-_Shared = TypeVar("_Shared")
-
-#: The key of a world's shared scan scene (see :meth:`SensedWorld.shared`).
+#: The key under which a world keeps its scan scene
+#: (:meth:`~sim_server.core.physics.world_view.WorldView.shared`).
 SCENE_KEY = "sim_server.core.sensing.laser_scanner.ScanScene"
-
-
-class SensedWorld(Protocol):
-    """What lasers need of a world: its walls, its models as they come and go, the collision
-    bits of its layers and a place to keep one scene for all its lasers."""
-
-    @property
-    def models(self) -> Mapping[str, "Model"]:
-        """The models in the world by name."""
-
-    @property
-    def layers(self) -> Sequence["Layer"]:
-        """The layers, whose loaded walls lasers see."""
-
-    @property
-    def collision_filter(self) -> "CollisionFilterRegistry":
-        """The collision bits of the layer names."""
-
-    @property
-    def static_geometry_version(self) -> int:
-        """Grows whenever the loaded walls change."""
-
-    def level_models(self) -> "list[tuple[ModelEntry, ModelSpec]]":
-        """The world file's models that levels load and unload, with their model files."""
-
-    def add_listener(self, listener: "WorldListener") -> None:
-        """Tell ``listener`` of models added, removed and moved."""
-
-    def remove_listener(self, listener: "WorldListener") -> None:
-        """Stop telling ``listener``."""
-
-    def shared(self, key: str, make: Callable[[], _Shared]) -> _Shared:
-        """The object kept under ``key`` for this world, made by ``make()`` on first use."""
 
 
 def prepare() -> None:
@@ -303,7 +268,7 @@ class ScanScene:
         world: the world to sense.
     """
 
-    def __init__(self, world: SensedWorld) -> None:
+    def __init__(self, world: "WorldView") -> None:
         # The ray caster and the batch body access compile (or load numba's cache) now, while
         # the world loads or a model with a laser is spawned, not in the first step that scans.
         prepare()
@@ -462,7 +427,7 @@ class ScanScene:
         self._layouts.clear()
 
 
-def scene_of(world: SensedWorld) -> ScanScene:
+def scene_of(world: "WorldView") -> ScanScene:
     """The world's shared scan scene (created on first use)."""
     return world.shared(SCENE_KEY, lambda: ScanScene(world))
 
