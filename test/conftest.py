@@ -13,6 +13,13 @@ import pytest
 # The ros2 CLI tests choose theirs from 101 up; this one is 1 to 100.
 os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+# UDP only, no shared memory: Fast DDS's shared-memory ports (/dev/shm/fastdds_port*) are shared
+# by every process of the machine whatever its domain (port 7000 and up), and a process whose
+# port had been removed by another deadlocked on its own lock in SharedMemManager::Port::
+# regenerate_port while destroying a publisher (seen in a soak test while a second test run
+# started and ended nodes; the simulator's code was not on the stack). The tests are about the
+# simulator, not the transport: the same messages go over loopback UDP.
+os.environ["FASTDDS_BUILTIN_TRANSPORTS"] = "UDPv4"
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(__file__).resolve().parent / "data"
