@@ -9,18 +9,13 @@ import pytest
 
 # A DDS domain of this test run only, for the in-process nodes and the servers the tests start:
 # a server or another test run on the machine (domain 0 by default) must not answer, nor be
-# discovered (a soak test measured its memory growing as another run's nodes came and went).
+# discovered (a soak test measured its memory growing while another run's nodes came and went).
+# Fast DDS's shared-memory ports are still shared by every process of the machine, whatever the
+# domain; forcing UDP instead (FASTDDS_BUILTIN_TRANSPORTS=UDPv4) made that soak grow by itself.
 # The ros2 CLI tests choose theirs from 101 up; this one is 1 to 100. Discovery stays as ROS's
 # default (multicast): restricted to this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST),
 # an action client of a long run once did not find its server within 20 s.
 os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
-# UDP only, no shared memory: Fast DDS's shared-memory ports (/dev/shm/fastdds_port*) are shared
-# by every process of the machine whatever its domain (port 7000 and up), and a process whose
-# port had been removed by another deadlocked on its own lock in SharedMemManager::Port::
-# regenerate_port while destroying a publisher (seen in a soak test while a second test run
-# started and ended nodes; the simulator's code was not on the stack). The tests are about the
-# simulator, not the transport: the same messages go over loopback UDP.
-os.environ["FASTDDS_BUILTIN_TRANSPORTS"] = "UDPv4"
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(__file__).resolve().parent / "data"

@@ -4,7 +4,9 @@ finite poses; 1,000 spawn/delete cycles leave memory flat."""
 from __future__ import annotations
 
 import math
-import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from geometry_msgs.msg import Pose2D, Twist
@@ -12,20 +14,13 @@ from std_srvs.srv import Empty
 
 from sim_msgs.srv import DeleteModel, MoveModel, SetPerformer, SpawnModel, StepWorld
 from sim_server.core import limits
-from test.conftest import DEMO_WORLD
+from test.conftest import DEMO_WORLD, REPO_ROOT
 from test.ros.conftest import Harness
 
 HOSTILE_NUMBERS = [math.nan, math.inf, -math.inf, 1e308, -1e308, 1e30, 1e6]
 HOSTILE_NAMES = ["", "x" * (limits.MAX_NAME_LENGTH + 1), "x" * 5000, "a b", "a/b", "\x00", "é"]
 HOSTILE_NAMESPACES = ["1bad", "a//b", "a b", "x" * 5000, "/", "a-b"]
 HOSTILE_PATHS = ["/dev/zero", "/dev/urandom", "/", "/nonexistent/model.yaml", "a\x00b", "x" * 5000, ""]
-SOAK_CYCLES = 800
-#: Cycles before measuring: long enough that one-off growth of the heap (an arena of the
-#: allocator taken once, seen once at 1.2 MB in the cycles 200-400 of a fresh-clone run, flat
-#: afterwards) falls in the warm-up, and what is measured is growth that goes on.
-SOAK_WARM_UP = 400
-#: Largest RSS growth over the soak after warm-up (the issue's bound).
-SOAK_GROWTH_LIMIT = 1024 * 1024
 
 
 @pytest.fixture
@@ -142,28 +137,15 @@ def test_step_world_refuses_huge_and_queued_steps_do_not_block(demo: Harness) ->
     assert not another.result().success and "the server is shutting down" in another.result().message
 
 
-def _rss() -> int:
-    with open(f"/proc/{os.getpid()}/statm") as stream:
-        return int(stream.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def test_spawn_delete_soak_keeps_memory_flat(demo: Harness) -> None:
-    def cycle(index: int) -> None:
-        assert _spawn(demo, "turtlebot.model.yaml", "soak", "soak_ns", Pose2D(x=2.0, y=2.0)).success
-        deleted = demo.server.world_services._delete_model(DeleteModel.Request(name="soak"), DeleteModel.Response())
-        assert deleted.success
-        if index % 50 == 0:
-            demo.run_ticks(2)
-            demo.server.forget_destroyed_entities()
-
-    for index in range(SOAK_WARM_UP):
-        cycle(index)
-    start = _rss()
-    curve = []
-    for index in range(SOAK_CYCLES):
-        cycle(index)
-        if index % 200 == 199:
-            curve.append(_rss() - start)
-    print("RSS growth (bytes) every 200 cycles:", curve)
-    assert curve[-1] < SOAK_GROWTH_LIMIT, curve
-    _assert_steps_on(demo)
+def test_spawn_delete_soak_keeps_memory_flat() -> None:
+    """1,000 spawn/delete cycles, measured in a process of their own (test/ros/soak.py): after a
+    thousand other tests in one process, the memory their DDS participants had left grew under the
+    soak whatever the simulator's code (the code of 0.1 grew by 8 MiB in 5 of 6 runs once the
+    standard interface's tests sat beside this file), so the test measured the suite, not the
+    server."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", str(Path(__file__).with_name("soak.py"))],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "1 passed" in result.stdout and "RSS growth" in result.stdout, result.stdout[-2000:]
