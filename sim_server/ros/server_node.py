@@ -443,6 +443,8 @@ class SimServerNode(Node):
         if self.visualization is not None:
             self.visualization.close()
             self.visualization = None
+        if getattr(self, "standard_interface", None) is not None:
+            self.standard_interface.close()
         if getattr(self, "levels", None) is not None:
             self.levels.close()
         if self.world is not None:

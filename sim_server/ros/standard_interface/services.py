@@ -127,10 +127,17 @@ class StandardInterface(WorldUser):
         self.spawnables = Spawnables(node, world, resource_paths)
         self.worlds = Worlds(node, world, resource_paths, load_world, unload_world)
         # Its own group too: a goal awaiting its steps leaves the other callbacks free.
-        self._simulate_steps = ActionServer(
+        self._simulate_steps: ActionServer | None = ActionServer(
             node, SimulateSteps, "~/simulate_steps", execute_callback=self._simulate,
             cancel_callback=lambda goal: CancelResponse.ACCEPT, callback_group=MutuallyExclusiveCallbackGroup(),
         )
+
+    def close(self) -> None:
+        """Destroy the simulate_steps action server: rclpy's ``Node.destroy_node`` leaves a node's
+        action servers (and with them its DDS endpoints) to the garbage collector."""
+        if self._simulate_steps is not None:
+            self._simulate_steps.destroy()
+            self._simulate_steps = None
 
     def use_world(self, world: World, loaded: bool = True) -> None:
         """Serve ``world`` from now on (load_world or unload_world replaced the world)."""

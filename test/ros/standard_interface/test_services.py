@@ -182,13 +182,35 @@ def test_reset_scopes(harness) -> None:
             assert ((pose.x, pose.y, pose.theta) == pytest.approx((5.0, 5.0, 0.0), abs=1e-5)) == restored, (scope, pose)
 
 
+def action_graph(harness: Harness) -> str:
+    """What the client node sees of the simulate_steps action in the ROS graph: for each of its
+    services the request readers and reply writers (node, gid), for its topics the publishers."""
+    node, base = harness.client, "sim_server/simulate_steps/_action/"
+    seen = []
+
+    def endpoints(infos) -> str:
+        return "[" + ", ".join(f"{i.node_namespace.rstrip('/')}/{i.node_name}:{bytes(i.endpoint_gid[8:16]).hex()}" for i in infos) + "]"
+
+    for name in ("send_goal", "cancel_goal", "get_result"):
+        readers = node.get_subscriptions_info_by_topic(f"rq/{base}{name}Request", no_mangle=True)
+        writers = node.get_publishers_info_by_topic(f"rr/{base}{name}Reply", no_mangle=True)
+        seen.append(f"{name}: request readers {endpoints(readers)}, reply writers {endpoints(writers)}")
+    for name in ("feedback", "status"):
+        seen.append(f"{name}: publishers {endpoints(node.get_publishers_info_by_topic('/' + base + name))}")
+    return "; ".join(seen)
+
+
 def send_goal(harness: Harness, steps: int, cancel_after: int | None = None):
     """Send a SimulateSteps goal; returns (status, result, feedback received)."""
     from rclpy.action import ActionClient
     from simulation_interfaces.action import SimulateSteps
 
     client = ActionClient(harness.client, SimulateSteps, "/sim_server/simulate_steps")
-    harness.run_until(client.server_is_ready, "the action server")
+    try:
+        harness.run_until(client.server_is_ready, "the action server")
+    except AssertionError as exc:  # say what the client saw of the server (a rare failure in long runs)
+        client.destroy()
+        raise AssertionError(f"{exc}; {action_graph(harness)}") from None
     feedback = []
     sent = client.send_goal_async(SimulateSteps.Goal(steps=steps), feedback_callback=lambda m: feedback.append(m.feedback))
     harness.run_until(sent.done, "the goal's acceptance")
@@ -238,3 +260,32 @@ def test_simulate_steps_cancelled(harness) -> None:
     done = world.time.iterations - before
     assert 3 <= done < limits.MAX_STEPS_PER_REQUEST and f"stopped after {done} of" in result.error_message
     assert feedback[-1].completed_steps <= done
+
+
+def test_destroyed_node_leaves_no_action_server(ros_context) -> None:
+    """rclpy's destroy_node leaves action servers to the garbage collector; the server's own
+    destroy_node takes its simulate_steps action server (and its DDS endpoints) down at once."""
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    from test.ros.conftest import make_server
+
+    status = "/sim_server/simulate_steps/_action/status"
+    server = make_server(ros_context, world_path=str(WORLD), update_rate=0.0, show_viz=False)
+    probe = Node("probe", context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(probe)
+
+    def wait_for(count: int) -> int:
+        deadline = time.monotonic() + WAIT_LIMIT
+        while probe.count_publishers(status) != count and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        return probe.count_publishers(status)
+
+    try:
+        assert wait_for(1) == 1
+        server.destroy_node()
+        assert wait_for(0) == 0, "the destroyed server's action server is still in the graph"
+    finally:
+        executor.shutdown(timeout_sec=0)
+        probe.destroy_node()
