@@ -1,5 +1,9 @@
 # sim_server developer entry points.  `make setup` prepares everything (venv,
 # pinned ROS 2 wheels, interface packages); the other targets depend on it.
+#
+# ROS_DISTRO=jazzy (the default, tools/distro.sh) or ROS_DISTRO=kilted picks the ROS 2
+# distro, on the command line (`make test ROS_DISTRO=kilted`) or from the environment;
+# each distro has an environment of its own in .envs/<distro>/.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -8,7 +12,11 @@ SHELL := /bin/bash
 WORLD ?= config/worlds/demo/world.yaml
 PYTEST_ARGS ?=
 
-# Run a command inside the project environment.
+# The distro, for every recipe and script (empty: the default).
+ROS_DISTRO ?=
+export ROS_DISTRO
+
+# Run a command inside the project environment (of ROS_DISTRO).
 IN_ENV = source env.sh &&
 
 .PHONY: setup ros2-tools test docs demo run bench bench-reference profile clean distclean
@@ -17,7 +25,7 @@ setup:
 	bash tools/setup_env.sh
 
 # The real ROS 2 CLI (ros2 launch/run/topic/service/param, teleop) for the pip-only environment:
-# `source build/ros2_tools/setup_cli.sh` afterwards.  See tools/ros2_tools.sh.
+# `source ros2_cli.sh` afterwards.  See tools/ros2_tools.sh.
 ros2-tools: setup
 	bash tools/ros2_tools.sh
 
@@ -67,10 +75,12 @@ bench-reference: setup
 profile: setup
 	$(IN_ENV) python -m bench.profile
 
+# clean keeps the venvs (their wheels) and forgets what was built; distclean removes every
+# distro's environment (and .venv/, install/, log/ of the layout before .envs/).
 clean:
 	rm -rf build install log
-	rm -rf .venv/.stamps
+	rm -rf .envs/*/build .envs/*/install .envs/*/log .envs/*/ros2_tools .envs/*/.venv/.stamps
 	rm -rf *.egg-info
 
 distclean: clean
-	rm -rf .venv
+	rm -rf .envs .venv

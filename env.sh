@@ -2,20 +2,29 @@
 # Development environment of sim_server.  Source it from bash (from any
 # directory), after `make setup`:
 #
-#     source env.sh
+#     source env.sh                      # ROS 2 Jazzy, the default
+#     export ROS_DISTRO=kilted; source env.sh   # after `make setup ROS_DISTRO=kilted`
 #
-# It activates .venv (ROS 2 Kilted wheels, Box2D, ...), puts the venv prefix on
-# AMENT_PREFIX_PATH / CMAKE_PREFIX_PATH, and overlays the interface packages
-# built by colcon in install/ (sim_msgs, and the tf2_msgs stand-in when built).
-# Safe to source under `set -u` and more than once.
+# It activates the distro's venv (.envs/<distro>/.venv: ROS 2 wheels, Box2D,
+# ...), puts the venv prefix on AMENT_PREFIX_PATH / CMAKE_PREFIX_PATH, overlays
+# the interface packages built by colcon in .envs/<distro>/install (sim_msgs, and
+# the compat/ stand-ins when built) and exports ROS_DISTRO, as a ROS setup file
+# does.  The distros and the default are named in tools/distro.sh.  Sourcing it
+# for another distro first takes the previous one's paths away.  Safe to source
+# under `set -u` and more than once.
 
 _sim_env_main() {
-    local root venv install_setup prefix_var
+    local root distro env_dir venv install_setup prefix_var var cleaned
     root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-    venv="$root/.venv"
+    # shellcheck source=tools/distro.sh
+    source "$root/tools/distro.sh"
+    distro="$(sim_resolve_distro)" || return 1
+    env_dir="$root/.envs/$distro"
+    venv="$env_dir/.venv"
 
     if [[ ! -x "$venv/bin/python" || ! -f "$venv/bin/activate" ]]; then
-        printf 'env.sh: %s/.venv is missing; run `make setup` first\n' "$root" >&2
+        printf 'env.sh: no ROS 2 %s environment in %s; run `make setup ROS_DISTRO=%s` first\n' \
+            "$distro" "$env_dir" "$distro" >&2
         return 1
     fi
 
@@ -24,6 +33,21 @@ _sim_env_main() {
     local had_nounset=0
     [[ $- == *u* ]] && had_nounset=1
     set +u
+
+    # Paths of this checkout's environments (any distro, or the layout before .envs/) go first,
+    # so that switching distro in one shell never mixes two.
+    if [[ "${VIRTUAL_ENV:-}" == "$root/.envs/"* ]] && declare -F deactivate >/dev/null; then
+        deactivate
+    fi
+    for var in PATH LD_LIBRARY_PATH PYTHONPATH AMENT_PREFIX_PATH CMAKE_PREFIX_PATH; do
+        [[ -n "${!var+x}" ]] || continue
+        cleaned="$(printf '%s' "${!var}" | tr ':' '\n' \
+            | grep -v -e "^$root/.envs/" -e "^$root/.venv" -e "^$root/install" | paste -sd: - || true)"
+        if [[ -n "$cleaned" ]]; then export "$var=$cleaned"; else unset "$var"; fi
+    done
+    # The wheels' bootstrapper (a .pth of the venv) puts the venv's libraries on LD_LIBRARY_PATH
+    # and restarts Python once, unless this says it did: it must do it again for this venv.
+    unset _ROS_WHEELS_BOOTSTRAP_COMPLETE
 
     # shellcheck disable=SC1091
     source "$venv/bin/activate"
@@ -39,27 +63,26 @@ _sim_env_main() {
 
     # colcon-core writes POSIX sh scripts only (no colcon-bash here); a sourced
     # sh script cannot find its own location, so pass it the prefix.
-    install_setup="$root/install/local_setup.sh"
+    install_setup="$env_dir/install/local_setup.sh"
     if [[ -f "$install_setup" ]]; then
-        COLCON_CURRENT_PREFIX="$root/install"
+        COLCON_CURRENT_PREFIX="$env_dir/install"
         # shellcheck disable=SC1090
         source "$install_setup"
         unset COLCON_CURRENT_PREFIX
         # package.xml, launch/ and config/ of the source tree (see setup_env.sh)
-        if [[ -d "$root/install/sim_server_source" ]]; then
+        if [[ -d "$env_dir/install/sim_server_source" ]]; then
             case ":${AMENT_PREFIX_PATH:-}:" in
-                *":$root/install/sim_server_source:"*) ;;
-                *) export AMENT_PREFIX_PATH="$root/install/sim_server_source:$AMENT_PREFIX_PATH" ;;
+                *":$env_dir/install/sim_server_source:"*) ;;
+                *) export AMENT_PREFIX_PATH="$env_dir/install/sim_server_source:$AMENT_PREFIX_PATH" ;;
             esac
         fi
     else
-        printf 'env.sh: %s is missing; run `make setup` to build the interfaces\n' \
-            "$install_setup" >&2
+        printf 'env.sh: %s is missing; run `make setup ROS_DISTRO=%s` to build the interfaces\n' \
+            "$install_setup" "$distro" >&2
     fi
 
     # Drop empty entries (an empty LD_LIBRARY_PATH entry means the current
     # directory) that the package hooks leave when a variable started unset.
-    local var cleaned
     for var in LD_LIBRARY_PATH PYTHONPATH AMENT_PREFIX_PATH CMAKE_PREFIX_PATH; do
         [[ -n "${!var+x}" ]] || continue
         cleaned="$(printf '%s' "${!var}" | tr -s ':' | sed -e 's/^://' -e 's/:$//')"
@@ -68,6 +91,9 @@ _sim_env_main() {
 
     export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
     export SIM_SERVER_ROOT="$root"
+    # The environment in use (its ros2_tools/ holds the ROS 2 CLI built for it).
+    export SIM_SERVER_ENV="$env_dir"
+    export ROS_DISTRO="$distro"
 
     ((had_nounset)) && set -u
     return 0
@@ -75,7 +101,8 @@ _sim_env_main() {
 
 _sim_env_main
 _sim_env_status=$?
-unset -f _sim_env_main
+unset -f _sim_env_main sim_resolve_distro
+unset SIM_DISTROS SIM_DEFAULT_DISTRO
 # Propagate failure without killing an interactive shell.
 if ((_sim_env_status != 0)); then
     unset _sim_env_status

@@ -1,7 +1,8 @@
 """End to end with the real ROS 2 tools, as a user types them.
 
 ``make test`` builds the upstream ros2cli, launch, launch_ros and teleop_twist_keyboard on top
-of the pip-only environment (``tools/ros2_tools.sh``, into ``build/ros2_tools``); with a full
+of the pip-only environment (``tools/ros2_tools.sh``, into ``.envs/<distro>/ros2_tools``, from
+that distro's sources); with a full
 ROS 2 installation the ``ros2`` on PATH is used. Where neither exists these tests are skipped,
 saying why. Every command runs in a process of its own, through bash, in an environment sourced
 once from ``setup_cli.sh``, on a ROS domain of this test run only.
@@ -30,7 +31,8 @@ from sim_server.ros.parameter_spec import SERVER_PARAMETERS
 from sim_server.ros.rviz_config import readable_line_width
 from test.conftest import REPO_ROOT
 
-TOOLS_SETUP = REPO_ROOT / "build" / "ros2_tools" / "setup_cli.sh"
+#: The ROS 2 tools of the environment env.sh set up (``SIM_SERVER_ENV``: .envs/<distro>).
+TOOLS_SETUP = Path(os.environ.get("SIM_SERVER_ENV", REPO_ROOT / ".envs" / "(env.sh not sourced)")) / "ros2_tools" / "setup_cli.sh"
 DEMO_WORLD_DIR = REPO_ROOT / "config" / "worlds" / "demo"
 #: Longest wait for anything (a service answer, a message, the server's start incl. compiling), s.
 PATIENCE = 120.0
@@ -50,7 +52,7 @@ def _tools_environment() -> dict[str, str]:
         environment = dict(os.environ)
     else:
         pytest.skip(
-            "the real ROS 2 tools are not available: no ros2 on PATH and build/ros2_tools was not built "
+            f"the real ROS 2 tools are not available: no ros2 on PATH and {TOOLS_SETUP.parent} was not built "
             "(tools/ros2_tools.sh found no ros2_tools sources; set SIM_ROS2_TOOLS_SRC)"
         )
     # A domain of this run only: other simulators on the machine must not answer.

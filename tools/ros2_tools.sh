@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Build the real ROS 2 command-line tools (ros2 launch/run/topic/service/param/pkg, launch_ros,
 # teleop_twist_keyboard) on top of the pip-only environment (run by `make ros2-tools`, and by
-# `make test`, whose end-to-end tests drive them).  Afterwards, from bash:
+# `make test`, whose end-to-end tests drive them), for the distro of the environment
+# (ROS_DISTRO, default in tools/distro.sh) into .envs/<distro>/ros2_tools.  Afterwards, from bash:
 #
-#     source build/ros2_tools/setup_cli.sh
+#     source ros2_cli.sh        # env.sh, then the tools (ROS_DISTRO=kilted for Kilted's)
 #
 # None of these tools is on PyPI: their unmodified upstream sources and build script come with
 # the development machines, in ros2_tools/ beside the checkout (../shared/ros2_tools).  Where
@@ -17,11 +18,17 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DEST="$ROOT/build/ros2_tools"
+# shellcheck source=tools/distro.sh
+source "$ROOT/tools/distro.sh"
+DISTRO="$(sim_resolve_distro)" || exit 1
+ENV_DIR="$ROOT/.envs/$DISTRO"
+DEST="$ENV_DIR/ros2_tools"
+# build.sh takes the distro's sources from ROS_DISTRO, and sources $ENV_DIR/env.sh (this distro's).
+export ROS_DISTRO="$DISTRO"
 
 log() { printf '[ros2-tools] %s\n' "$*"; }
 
-if command -v ros2 >/dev/null 2>&1 && [[ "$(command -v ros2)" != "$DEST"/* ]]; then
+if command -v ros2 >/dev/null 2>&1 && [[ "$(command -v ros2)" != "$ROOT/.envs/"* && "$(command -v ros2)" != "$ROOT/build/"* ]]; then
     log "using the installed ros2 ($(command -v ros2))"
     exit 0
 fi
@@ -31,8 +38,8 @@ candidates=()
 candidates+=("$ROOT/../shared/ros2_tools" "/work/shared/ros2_tools")
 for src in "${candidates[@]}"; do
     if [[ -f "$src/build.sh" && -f "$src/ros2_tools_src.tar.gz" ]]; then
-        log "building from $(cd "$src" && pwd) into build/ros2_tools (about a minute the first time)"
-        bash "$src/build.sh" "$ROOT" "$DEST"
+        log "building ROS 2 $DISTRO's from $(cd "$src" && pwd) into .envs/$DISTRO/ros2_tools (about a minute the first time)"
+        bash "$src/build.sh" "$ENV_DIR" "$DEST"
         exit 0
     fi
 done

@@ -1,44 +1,56 @@
 #!/usr/bin/env bash
-# Idempotent set-up of the development environment (run by `make setup`).
+# Idempotent set-up of the development environment of one ROS 2 distro (run by `make setup`;
+# `make setup ROS_DISTRO=kilted` for Kilted, Jazzy by default: tools/distro.sh). Everything goes
+# into .envs/<distro>/, so each distro has an environment of its own:
 #
-#   1. create .venv (python3 -m venv) and install the pinned wheels from
-#      requirements/ros-kilted.txt, requirements/python.txt, requirements/extras.txt
+#   1. create .envs/<distro>/.venv (python3 -m venv) and install the pinned wheels from
+#      requirements/ros-<distro>.txt, requirements/python.txt, requirements/extras.txt
 #      and requirements/docs.txt (Sphinx, for the documentation build);
 #   2. fix the ROS wheels' CMake config files, which carry the include paths of
 #      the interpreter the wheels were built with (/opt/python/cpXY-cpXY/...);
 #   3. build the interface packages (sim_msgs, and those of compat/ that the ROS
-#      wheels lack: tf2_msgs, simulation_interfaces) with colcon into build/
-#      install/ log/;
-#   4. install the sim_server package itself into .venv in editable mode;
+#      wheels lack: tf2_msgs, simulation_interfaces) with colcon into the
+#      environment's build/ install/ log/;
+#   4. install the sim_server package itself into the venv in editable mode;
 #   5. lay out an ament prefix (install/sim_server_source) for the ROS tools:
 #      share/sim_server mirrors package.xml, launch/ and config/ and
 #      lib/sim_server holds the executable (ros2 launch / run / pkg);
 #   6. compile the lasers' ray caster and the batch body access into numba's
-#      on-disk cache.
+#      on-disk cache (in the source tree, shared by the distros' environments);
+#   7. write .envs/<distro>/env.sh, which sources env.sh for this distro.
 #
 # Each step is skipped when a stamp (a hash of its inputs) says it is up to
 # date, so a second run on a ready tree takes a few seconds.  Downloads go
 # through pip only, from the package indexes pip is configured with.
 #
 # Environment knobs:
-#   PYTHON=python3.X   interpreter used to create .venv (default: python3)
+#   ROS_DISTRO=jazzy|kilted  which distro (default: tools/distro.sh)
+#   PYTHON=python3.X   interpreter used to create the venv (default: python3)
 #   SETUP_FORCE=1      ignore all stamps and redo every step
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-VENV="$ROOT/.venv"
+log() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# shellcheck source=tools/distro.sh
+source "$ROOT/tools/distro.sh"
+DISTRO="$(sim_resolve_distro)" || exit 1
+ENV_DIR="$ROOT/.envs/$DISTRO"
+VENV="$ENV_DIR/.venv"
 VPY="$VENV/bin/python"
 STAMPS="$VENV/.stamps"
 REQ_STAMP="$VENV/.requirements.sha256"
 COLCON_STAMP="$STAMPS/colcon.sha256"
 EDITABLE_STAMP="$STAMPS/editable.sha256"
-REQ_FILES=(requirements/ros-kilted.txt requirements/python.txt requirements/extras.txt requirements/docs.txt)
+REQ_FILES=("requirements/ros-$DISTRO.txt" requirements/python.txt requirements/extras.txt requirements/docs.txt)
 FORCE="${SETUP_FORCE:-0}"
-
-log() { printf '[setup] %s\n' "$*"; }
-die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+log "ROS 2 $DISTRO: environment in .envs/$DISTRO"
+if [[ -d "$ROOT/.venv" || -d "$ROOT/install" ]]; then
+    log "note: .venv/ and install/ of an earlier set-up (one environment for Kilted) are no longer used; \`make distclean\` removes them"
+fi
 
 # Print the sha256 of the given text on stdin.
 hash_stdin() { sha256sum | cut -d' ' -f1; }
@@ -65,17 +77,25 @@ stamp_matches() { # <stamp file> <expected hash>
 
 # Do not let an environment that was already sourced (env.sh, a ROS setup.bash,
 # another venv) leak into the set-up: it must depend on this repository only.
+# Another distro's environment sourced before must not leak in either.
 unset PYTHONPATH PYTHONHOME COLCON_PREFIX_PATH AMENT_CURRENT_PREFIX \
       _ROS_WHEELS_BOOTSTRAP_COMPLETE 2>/dev/null || true
 if [[ -n "${VIRTUAL_ENV:-}" && "$VIRTUAL_ENV" != "$VENV" ]]; then
     PATH="$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$VIRTUAL_ENV/bin" | paste -sd: -)"
 fi
+# Entries of LD_LIBRARY_PATH and PATH inside this checkout's environments (any distro, or the
+# layout before .envs/) go: they would mix another distro's libraries into the build.
+for var in LD_LIBRARY_PATH PATH; do
+    [[ -n "${!var+x}" ]] || continue
+    export "$var=$(printf '%s' "${!var}" | tr ':' '\n' | grep -v -e "^$ROOT/.envs/" -e "^$ROOT/.venv" -e "^$ROOT/install" | paste -sd: -)"
+done
 
 # --- 1. virtual environment and pinned requirements --------------------------
 if [[ ! -x "$VPY" ]]; then
     PYTHON_BIN="${PYTHON:-python3}"
     command -v "$PYTHON_BIN" >/dev/null || die "$PYTHON_BIN not found"
-    log "creating .venv with $("$PYTHON_BIN" --version 2>&1)"
+    log "creating .envs/$DISTRO/.venv with $("$PYTHON_BIN" --version 2>&1)"
+    mkdir -p "$ENV_DIR"
     "$PYTHON_BIN" -m venv "$VENV"
     rm -f "$REQ_STAMP"
     rm -rf "$STAMPS"
@@ -130,10 +150,13 @@ fi
 # --- 3. interface packages (colcon) ------------------------------------------
 export AMENT_PREFIX_PATH="$VENV"
 export CMAKE_PREFIX_PATH="$VENV"
+BUILD="$ENV_DIR/build"
+INSTALL="$ENV_DIR/install"
+LOGS="$ENV_DIR/log"
 
 colcon_hash="$( { printf '%s\n' "$req_hash"; hash_tree sim_msgs compat/tf2_msgs compat/simulation_interfaces; } | hash_stdin)"
 if stamp_matches "$COLCON_STAMP" "$colcon_hash" \
-        && [[ -f install/sim_msgs/share/sim_msgs/package.xml && -f install/local_setup.sh ]]; then
+        && [[ -f "$INSTALL/sim_msgs/share/sim_msgs/package.xml" && -f "$INSTALL/local_setup.sh" ]]; then
     log "interface packages up to date"
 else
     base_paths=(sim_msgs)
@@ -142,7 +165,7 @@ else
     for compat in tf2_msgs simulation_interfaces; do
         if "$VPY" -c "import $compat" >/dev/null 2>&1; then
             log "$compat provided by the ROS installation"
-            rm -rf "build/$compat" "install/$compat"
+            rm -rf "${BUILD:?}/$compat" "${INSTALL:?}/$compat"
         else
             log "$compat missing from the ROS installation: building compat/$compat"
             base_paths+=("compat/$compat")
@@ -150,20 +173,20 @@ else
         fi
     done
     log "colcon build: ${packages[*]}"
-    if ! colcon --log-base "$ROOT/log" build \
+    if ! colcon --log-base "$LOGS" build \
             --base-paths "${base_paths[@]}" \
             --packages-select "${packages[@]}" \
-            --build-base "$ROOT/build" \
-            --install-base "$ROOT/install" \
+            --build-base "$BUILD" \
+            --install-base "$INSTALL" \
             --event-handlers console_direct- \
             --cmake-args -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release \
                 "-DPython3_EXECUTABLE=$VPY" -DPython3_FIND_VIRTUALENV=ONLY; then
-        for pkg_log in "$ROOT"/log/latest_build/*/stdout_stderr.log; do
+        for pkg_log in "$LOGS"/latest_build/*/stdout_stderr.log; do
             [[ -f "$pkg_log" ]] || continue
             printf '\n----- %s (last 60 lines) -----\n' "$pkg_log" >&2
             tail -n 60 "$pkg_log" >&2
         done
-        die "colcon build failed (full logs in log/latest_build)"
+        die "colcon build failed (full logs in .envs/$DISTRO/log/latest_build)"
     fi
     printf '%s\n' "$colcon_hash" > "$COLCON_STAMP"
 fi
@@ -197,7 +220,7 @@ fi
 # directories: the directories are real, the files link back to the source tree
 # (edits show at once; new files after the next `make setup`, which every make
 # target runs).  env.sh puts the prefix on AMENT_PREFIX_PATH.
-SRC_PREFIX="$ROOT/install/sim_server_source"
+SRC_PREFIX="$INSTALL/sim_server_source"
 SHARE="$SRC_PREFIX/share/sim_server"
 
 # Mirror the files below <source dir> into <dest dir> as symlinks, in real directories.
@@ -228,4 +251,13 @@ ln -sfn "$VENV/bin/sim_server" "$SRC_PREFIX/lib/sim_server/sim_server"
 # second, before its first step (sim_server/warm_up.py).
 "$VPY" -m sim_server.warm_up | sed 's/^/[setup] /'
 
-log "environment ready: source env.sh"
+# --- 7. this distro's entry point ----------------------------------------------
+# env.sh picks the distro from ROS_DISTRO; this file pins it (the ROS 2 tools' build sources it).
+cat > "$ENV_DIR/env.sh" <<EOS
+# shellcheck shell=bash
+# The sim_server environment of ROS 2 $DISTRO (written by tools/setup_env.sh).
+export ROS_DISTRO=$DISTRO
+source "$ROOT/env.sh"
+EOS
+
+log "environment ready (ROS 2 $DISTRO): source env.sh"

@@ -20,6 +20,15 @@ that all of them compile the same way:
   of raising. The compiled functions guard every division that could be by zero themselves;
   Python's model, which checks each division, made the ray caster about 5 % slower.
 
+* **threading layer** chosen here, before any parallel loop runs: GNU OpenMP where the system
+  has it, else numba's own workqueue; never Intel TBB, which numba prefers when the ``tbb``
+  wheel is installed (some environments bring it). A process that had run TBB-backed loops was
+  seen to hang at exit, after its work was done, in libtbb's unload (over 9 minutes, a pytest
+  run on ROS 2 Jazzy's wheels); OpenMP and the workqueue are what numba uses without TBB, so
+  every environment now runs the layer the tests ran. An explicit ``NUMBA_THREADING_LAYER``
+  that would load TBB (``tbb``, ``safe``, ``threadsafe``, ``forksafe``) is replaced, with a
+  warning that names it.
+
 :func:`typed` is the other half of the contract: numba compiles one specialisation per argument
 type (dtype, layout, writeability), so Python callers hand compiled functions arrays of exactly
 the type compiled, converting any other, lest a step compile anew.
@@ -31,14 +40,40 @@ A ground module of the core: it imports nothing of ``sim_server``. Read :data:`C
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
+import numba
 import numpy as np
 from numba import njit
 
 #: Options of every compiled function: cached on disk; NumPy's error model, since every division
 #: that could be by zero is guarded (Python's model checks each division: about 5 % slower).
 JIT_OPTIONS: dict[str, Any] = {"cache": True, "error_model": "numpy"}
+#: The order in which numba tries its threading layers for ``prange`` loops (it must name all
+#: three): OpenMP, else the workqueue, which is always there, so TBB is never reached.
+THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]
+#: Values of ``NUMBA_THREADING_LAYER`` that would load TBB where it is installed.
+TBB_LAYERS = frozenset({"tbb", "safe", "threadsafe", "forksafe"})
+
+
+def choose_threading_layer() -> None:
+    """Make numba run parallel loops on OpenMP or its workqueue, never TBB (see the module's
+    docstring). Takes effect when the first parallel loop runs; this module calls it on import."""
+    requested = str(numba.config.THREADING_LAYER).lower()
+    if requested in TBB_LAYERS:
+        warnings.warn(
+            f"NUMBA_THREADING_LAYER={requested}: sim_server runs numba's parallel loops on OpenMP or the "
+            "workqueue, never TBB (a process using it was seen to hang at exit); using those instead",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        numba.config.THREADING_LAYER = "default"
+    numba.config.THREADING_LAYER_PRIORITY = list(THREADING_LAYER_PRIORITY)
+
+
+choose_threading_layer()
+
 #: Whether numba found a writable place for its on-disk cache (``__pycache__`` next to the
 #: compiled module, else ``NUMBA_CACHE_DIR`` or the user's cache directory); without one every
 #: process compiles. :func:`jit` sets it to False the first time it finds none.

@@ -18,15 +18,24 @@ different:
 * Entities whose callback group cannot take them right now stay in the wait set and are skipped
   when ready. Entities destroyed by a callback served earlier in the same round are skipped too
   (their handles refuse to be used once destruction was requested, as under rclpy's executor).
+
+It builds on internals of rclpy's executor (its handler making and taking methods, of Jazzy's
+rclpy 7 and Kilted's 9). :func:`make_executor` checks for them by feature, the one place that
+does, and falls back to rclpy's own SingleThreadedExecutor where they are not as this module uses
+them (an older or a newer rclpy): slower polls with thousands of entities, the same callbacks.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 from typing import Any, Callable, Generator, Optional, Union
 
-from rclpy.event_handler import EventHandler
+try:
+    from rclpy.event_handler import EventHandler
+except ImportError:  # rclpy before Iron (Humble's 3.x) names it QoSEventHandler
+    from rclpy.qos_event import QoSEventHandler as EventHandler  # type: ignore[no-redef]
 from rclpy.executors import ConditionReachedException, ExternalShutdownException, ShutdownException
 from rclpy.executors import SingleThreadedExecutor, TimeoutException
 from rclpy.exceptions import InvalidHandle
@@ -34,6 +43,12 @@ from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.utilities import timeout_sec_to_nsec
 from rclpy.waitable import NumberOfEntities
 
+#: rclpy executor methods the cached executor calls, and the parameters of _make_handler it passes.
+RCLPY_INTERNALS = (
+    "_make_handler", "_take_timer", "_take_subscription", "_take_client", "_take_service",
+    "_take_guard_condition", "_take_waitable", "can_execute", "_wait_for_ready_callbacks",
+)
+MAKE_HANDLER_PARAMETERS = ["entity", "node", "take_from_wait_list"]
 #: The entity lists of a node, in the order they are kept.
 _KINDS = ("subscriptions", "timers", "clients", "services", "guards", "waitables")
 #: Wall seconds between waits that include the QoS event handlers.
@@ -258,3 +273,24 @@ class CachedWaitSetExecutor(SingleThreadedExecutor):
             raise ShutdownException()
         if condition():
             raise ConditionReachedException()
+
+
+def cached_wait_set_problem(executor_type: type = SingleThreadedExecutor) -> str | None:
+    """Why :class:`CachedWaitSetExecutor` cannot run on the installed rclpy (None when it can):
+    an executor method it calls is missing, or ``_make_handler`` takes other parameters."""
+    missing = [name for name in RCLPY_INTERNALS if not callable(getattr(executor_type, name, None))]
+    if missing:
+        return f"rclpy's executor has no {', '.join(missing)}"
+    parameters = list(inspect.signature(executor_type._make_handler).parameters)[1:]
+    if parameters != MAKE_HANDLER_PARAMETERS:
+        return f"rclpy's Executor._make_handler takes {parameters}, not {MAKE_HANDLER_PARAMETERS}"
+    return None
+
+
+def make_executor(context: Any = None) -> tuple[SingleThreadedExecutor, str | None]:
+    """The server's executor: a :class:`CachedWaitSetExecutor`, or rclpy's SingleThreadedExecutor
+    where the installed rclpy lacks what the cached one builds on; with the reason for the latter."""
+    problem = cached_wait_set_problem()
+    if problem is not None:
+        return SingleThreadedExecutor(context=context), problem
+    return CachedWaitSetExecutor(context=context), None

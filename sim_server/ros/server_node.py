@@ -35,7 +35,7 @@ from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
 from sim_server.ros import logging_bridge
 from sim_server.ros.conversions import clock_cdr
-from sim_server.ros.executor import CachedWaitSetExecutor
+from sim_server.ros.executor import make_executor
 from sim_server.ros.levels import LevelsInterface
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
 from sim_server.ros.services import WorldServices
@@ -265,10 +265,11 @@ class SimServerNode(Node):
         self.world.close()
         self.world = new_world
         new_world.after_step_hooks.insert(0, self._publish_clock)
-        for part in (self.world_services, self.world_control, self.standard_interface, self.state_datapacks, self.levels):
-            if part is not None:
-                part.use_world(new_world, loaded)
+        for part in (self.world_services, self.world_control, self.state_datapacks, self.levels):
+            part.use_world(new_world, loaded)
         self.world_services.set_paused(True)
+        if self.standard_interface is not None:  # after the pause: the loaded world is STOPPED
+            self.standard_interface.use_world(new_world, loaded)
         if self.params.show_viz:
             self.visualization = DebugVisualization(
                 self, new_world, lambda: self.world.time.time_ns, line_width=self.params.marker_line_width
@@ -299,14 +300,18 @@ class SimServerNode(Node):
 
         Args:
             executor: the executor to serve callbacks with (if None, a private
-                :class:`CachedWaitSetExecutor`, whose polls stay cheap with thousands of
-                subscriptions); other nodes added to it are served by the same thread.
+                :class:`~sim_server.ros.executor.CachedWaitSetExecutor`, whose polls stay cheap with thousands of
+                subscriptions, or rclpy's SingleThreadedExecutor where the installed rclpy
+                lacks what it builds on: :func:`~sim_server.ros.executor.make_executor`); other nodes added to it are
+                served by the same thread.
             stop: polled once per tick (at ``update_rate`` 0 a tick is a burst of steps up to
                 the next serving of callbacks, :data:`FAST_MODE_SERVICE_PERIOD` seconds or more).
         """
         own_executor = executor is None
         if executor is None:
-            executor = CachedWaitSetExecutor(context=self.context)
+            executor, problem = make_executor(context=self.context)
+            if problem is not None:
+                self.get_logger().warning(f"serving callbacks with rclpy's SingleThreadedExecutor: {problem}")
             executor.add_node(self)
         viz_period = 1.0 / self.params.viz_pub_rate
         now = time.monotonic()

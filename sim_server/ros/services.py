@@ -60,6 +60,9 @@ class WorldServices(WorldUser):
         self._node = node
         self._world = world
         self._on_pause_changed = on_pause_changed
+        #: How many times sim time was paused or resumed (each request counts, a repeated one too):
+        #: the standard interface tells a STOPPED simulation from a PAUSED one by it.
+        self.pause_requests = 0
         self._services = [
             node.create_service(SpawnModel, "spawn_model", self._spawn_model),
             node.create_service(DeleteModel, "delete_model", self._delete_model),
@@ -99,6 +102,7 @@ class WorldServices(WorldUser):
         if not paused:
             self.check_world_loaded()
         self._world.time.paused = paused
+        self.pause_requests += 1
         self._on_pause_changed(paused)
 
     def _set_paused_or_warn(self, paused: bool, what: str) -> None:

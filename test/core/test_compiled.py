@@ -78,3 +78,54 @@ def test_compiled_imports_nothing_of_sim_server() -> None:
     imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert imported and not [name for name in imported if name.split(".")[0] == "sim_server"]
+
+
+PARALLEL_PROBE = """
+import warnings
+warnings.simplefilter("always")
+import numpy as np
+from numba import prange
+from sim_server.core import compiled
+import numba
+
+def total(values):
+    result = 0.0
+    for i in prange(values.shape[0]):
+        result += values[i]
+    return result
+
+function = compiled.jit_parallel(total)
+assert function(np.ones(1000)) == 1000.0
+print(numba.threading_layer())
+"""
+
+
+@pytest.mark.parametrize("requested", [None, "tbb", "threadsafe", "workqueue"])
+def test_parallel_loops_never_run_on_tbb(requested: str | None) -> None:
+    """A fresh process (the layer is chosen at the first parallel loop): OpenMP or the workqueue,
+    never TBB, whatever NUMBA_THREADING_LAYER asks; a request that would load TBB is named in a
+    warning, another choice is kept."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_THREADING")}
+    if requested is not None:
+        environment["NUMBA_THREADING_LAYER"] = requested
+    done = subprocess.run(
+        [sys.executable, "-c", PARALLEL_PROBE], capture_output=True, text=True, timeout=300, env=environment
+    )
+    assert done.returncode == 0, done.stderr
+    layer = done.stdout.split()[-1]
+    assert layer in ("omp", "workqueue")
+    if requested == "workqueue":
+        assert layer == "workqueue"
+    assert (f"NUMBA_THREADING_LAYER={requested}" in done.stderr) == (requested in compiled.TBB_LAYERS)
+
+
+def test_the_priority_names_every_layer_with_tbb_last() -> None:
+    """numba requires a permutation of its three layers; the workqueue, always there, comes before TBB."""
+    import numba
+
+    assert sorted(numba.config.THREADING_LAYER_PRIORITY) == ["omp", "tbb", "workqueue"]
+    assert numba.config.THREADING_LAYER_PRIORITY[-1] == "tbb"

@@ -103,3 +103,57 @@ def test_qos_events_are_delivered(ros_context) -> None:
     finally:
         executor.shutdown(timeout_sec=0)
         node.destroy_node()
+
+
+def test_the_installed_rclpy_has_what_the_cached_executor_builds_on(ros_context) -> None:
+    from sim_server.ros import executor
+
+    assert executor.cached_wait_set_problem() is None
+    made, problem = executor.make_executor(context=ros_context)
+    assert isinstance(made, CachedWaitSetExecutor) and problem is None
+    made.shutdown(timeout_sec=0)
+
+
+def test_an_rclpy_without_it_gets_its_own_executor(ros_context, monkeypatch) -> None:
+    """By feature: a missing method or another _make_handler is named, and the server serves its
+    callbacks with rclpy's SingleThreadedExecutor instead (an older or newer rclpy)."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    from sim_server.ros import executor, server_node
+    from test.conftest import LOAD_WORLD_TESTS
+    from test.ros.conftest import make_server
+
+    class Without(SingleThreadedExecutor):
+        _take_waitable = None
+
+    class OtherHandler(SingleThreadedExecutor):
+        def _make_handler(self, entity, node, take_from_wait_list, call_coroutine):  # Humble's shape
+            raise NotImplementedError
+
+    assert "_take_waitable" in executor.cached_wait_set_problem(Without)
+    assert "call_coroutine" in executor.cached_wait_set_problem(OtherHandler)
+    monkeypatch.setattr(executor, "cached_wait_set_problem", lambda: "rclpy's executor has no _make_handler")
+    made, problem = executor.make_executor(context=ros_context)
+    assert type(made) is SingleThreadedExecutor and "_make_handler" in problem
+    made.shutdown(timeout_sec=0)
+
+    made_types = []
+
+    def recording(context=None):
+        made, problem = executor.make_executor(context=context)
+        made_types.append(type(made))
+        return made, problem
+
+    monkeypatch.setattr(server_node, "make_executor", recording)
+    server = make_server(ros_context, world_path=str(LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml"), update_rate=0.0)
+    try:
+        ticks = [0]
+
+        def stop() -> bool:
+            ticks[0] += 1
+            return ticks[0] > 50
+
+        server.run(stop=stop)  # with an executor of its own: rclpy's
+        assert made_types == [SingleThreadedExecutor] and server.world.time.iterations > 0
+    finally:
+        server.destroy_node()

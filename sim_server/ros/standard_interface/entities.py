@@ -36,6 +36,7 @@ from sim_server.core.state import model_state
 from sim_server.core.world import World, check_pose
 from sim_server.ros.conversions import set_pose_msg, time_msg
 from sim_server.ros.services import quoted
+from sim_server.ros.standard_interface.compatibility import spawn_resource, state_choice
 from sim_server.ros.standard_interface.entity_info import physical_category
 from sim_server.ros.standard_interface.resources import local_yaml_file
 from sim_server.ros.standard_interface.results import Refused, answer, refuse
@@ -107,8 +108,9 @@ class EntityServices(WorldUser):
 
     # ------------------------------------------------------------------ spawning
     def _spawn(self, request: SpawnEntity.Request, response: SpawnEntity.Response) -> SpawnEntity.Response:
+        uri, resource_string = spawn_resource(request)
         response.entity_name = self.spawn(
-            response.result, request.name, request.allow_renaming, request.uri, request.resource_string,
+            response.result, request.name, request.allow_renaming, uri, resource_string,
             request.entity_namespace, request.initial_pose,
         )
         return response
@@ -232,7 +234,15 @@ class EntityServices(WorldUser):
         def set_state() -> None:
             model = self._world.model(request.entity)
             state = request.state
-            pose = planar_pose(state.header.frame_id, state.pose, SetEntityState.Response.INVALID_POSE, "state.pose")
+            set_pose, set_twist = state_choice(request)  # 2.x's flags; 1.x sets both
+            now = model_state(model)
+            if not set_twist:  # the twist as it is (the one sent is not read)
+                state.twist.linear.x, state.twist.linear.y, state.twist.angular.z = now.vx, now.vy, now.wz
+                state.twist.linear.z = state.twist.angular.x = state.twist.angular.y = 0.0
+            if set_pose:
+                pose = planar_pose(state.header.frame_id, state.pose, SetEntityState.Response.INVALID_POSE, "state.pose")
+            else:  # the pose as it is (the one sent is not read)
+                pose = Pose2D(now.x, now.y, now.theta)
             linear, angular = state.twist.linear, state.twist.angular
             twist = (linear.x, linear.y, linear.z, angular.x, angular.y, angular.z)
             if not all(math.isfinite(v) for v in twist):

@@ -111,6 +111,9 @@ class StandardInterface(WorldUser):
         self._world_services = world_services
         self._world_control = world_control
         self._request_stop = request_stop
+        #: world_services.pause_requests when the simulation was last stopped (paused and reset);
+        #: None when it was not, or was paused or resumed since (see simulation_state).
+        self._stopped_at: int | None = None
         self._services = [
             node.create_service(GetSimulatorFeatures, "~/get_simulator_features", self._get_features),
             node.create_service(GetSimulationState, "~/get_simulation_state", self._get_state),
@@ -142,6 +145,7 @@ class StandardInterface(WorldUser):
     def use_world(self, world: World, loaded: bool = True) -> None:
         """Serve ``world`` from now on (load_world or unload_world replaced the world)."""
         super().use_world(world, loaded)
+        self._stopped_at = self._world_services.pause_requests if loaded else None  # "left in a Stopped state"
         for part in self._parts:
             part.use_world(world, loaded)
 
@@ -159,7 +163,8 @@ class StandardInterface(WorldUser):
     def state(self) -> SimulationState:
         """The simulation's state now."""
         time = self._world.time
-        return state_of(time.paused, time.iterations, self._world_loaded)
+        stopped = self._stopped_at is not None and self._stopped_at == self._world_services.pause_requests
+        return state_of(time.paused, time.iterations, self._world_loaded, stopped)
 
     def _get_features(self, request: GetSimulatorFeatures.Request, response: GetSimulatorFeatures.Response):
         response.features = SimulatorFeatures(
@@ -182,12 +187,13 @@ class StandardInterface(WorldUser):
 
         def carry_out() -> None:
             for step in plan.steps:
-                if step == Step.PAUSE and not self._world.time.paused:
+                if step == Step.PAUSE:  # when STOPPED, this makes it PAUSED
                     self._world_services.set_paused(True)
                 elif step == Step.PLAY:
                     self._world_services.set_paused(False)
                 elif step == Step.RESET:
                     self._world_control.reset()
+                    self._stopped_at = self._world_services.pause_requests
                 elif step == Step.QUIT:
                     LOGGER.info("the simulation is quitting (set_simulation_state QUITTING)")
                     self._request_stop()
@@ -214,6 +220,8 @@ class StandardInterface(WorldUser):
                 sim_time=bool(scope & Scope.SCOPE_TIME), state=bool(scope & Scope.SCOPE_STATE),
                 spawned=bool(scope & Scope.SCOPE_SPAWNED),
             )
+            if scope & Scope.SCOPE_TIME and self._world.time.paused:  # paused and reset: STOPPED
+                self._stopped_at = self._world_services.pause_requests
 
         answer(response.result, reset, what)
         return response

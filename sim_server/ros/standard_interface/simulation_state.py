@@ -1,11 +1,20 @@
 """Simulation states of the standard interface and the transitions between them (no rclpy).
 
-The world has a pause flag and a step count; the standard's states map onto them: PLAYING while
-sim time runs, STOPPED while paused at sim time 0 (after a reset of time, or at a launch with
-``start_paused``), PAUSED while paused at any later time, NO_WORLD after unload_world (until
-load_world). QUITTING ends the server. Without a world only QUITTING is a transition. Loading
-happens at once (LOADING_WORLD is never the state), and a request for NO_WORLD or LOADING_WORLD is
-refused as unsupported: unload_world and load_world do that.
+The world has a pause flag and a step count; the standard's states map onto them and onto one
+more fact, whether the simulation was *stopped* (paused and reset: set_simulation_state STOPPED,
+a loaded world, a reset of time while paused) with no step and no pause or resume since:
+
+* PLAYING while sim time runs;
+* STOPPED while paused, stopped and not stepped since;
+* PAUSED while paused otherwise: a server launched with ``start_paused`` is PAUSED (the user asked
+  to start paused), and so is a STOPPED simulation asked to pause, which the definition allows:
+  "Stopped simulation can be played. It can also be paused, which means starting simulation in a
+  paused state immediately, without any time steps";
+* NO_WORLD after unload_world (until load_world).
+
+QUITTING ends the server (it pauses first). Without a world only QUITTING is a transition.
+Loading happens at once (LOADING_WORLD is never the state), and a request for NO_WORLD or
+LOADING_WORLD is refused as unsupported: unload_world and load_world do that.
 """
 
 from __future__ import annotations
@@ -52,14 +61,15 @@ class Transition:
     message: str = ""
 
 
-def state_of(paused: bool, iterations: int, loaded: bool = True) -> SimulationState:
+def state_of(paused: bool, iterations: int, loaded: bool = True, stopped: bool = False) -> SimulationState:
     """The state of a world that is ``paused`` (or not) after ``iterations`` steps since it was
-    loaded or reset; NO_WORLD when none is ``loaded``."""
+    loaded or reset, ``stopped`` when it was stopped with no pause or resume since; NO_WORLD when
+    none is ``loaded``."""
     if not loaded:
         return SimulationState.NO_WORLD
     if not paused:
         return SimulationState.PLAYING
-    return SimulationState.STOPPED if iterations == 0 else SimulationState.PAUSED
+    return SimulationState.STOPPED if stopped and iterations == 0 else SimulationState.PAUSED
 
 
 def transition(current: SimulationState, target: int) -> Transition:
@@ -83,12 +93,7 @@ def transition(current: SimulationState, target: int) -> Transition:
         return Transition(refusal=Refusal.ALREADY_IN_TARGET_STATE, message=f"the simulation is already {wanted.name}")
     if wanted == SimulationState.PLAYING:
         return Transition((Step.PLAY,))
-    if wanted == SimulationState.PAUSED:
-        if current == SimulationState.STOPPED:
-            return Transition(
-                refusal=Refusal.INCORRECT_TRANSITION,
-                message="the simulation is STOPPED: play it (or step it) before pausing it",
-            )
+    if wanted == SimulationState.PAUSED:  # from STOPPED too: paused, without a step
         return Transition((Step.PAUSE,))
     if wanted == SimulationState.STOPPED:
         return Transition((Step.PAUSE, Step.RESET))

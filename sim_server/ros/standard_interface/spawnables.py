@@ -16,11 +16,12 @@ from pathlib import Path
 
 from geometry_msgs.msg import Vector3
 from rclpy.node import Node
-from simulation_interfaces.msg import Bounds, Spawnable
+from simulation_interfaces.msg import Bounds
 from simulation_interfaces.srv import GetSpawnables
 
 from sim_server.core.format.model_file import ModelSpec, load_model_file
 from sim_server.core.world import World
+from sim_server.ros.standard_interface.compatibility import spawnable
 from sim_server.ros.standard_interface.resources import Search, sources
 from sim_server.ros.standard_interface.results import answer
 from sim_server.ros.world_user import WorldUser
@@ -109,7 +110,7 @@ class Spawnables(WorldUser):
                     type=Bounds.TYPE_BOX,
                     points=[Vector3(x=high[0], y=high[1], z=0.0), Vector3(x=low[0], y=low[1], z=0.0)],
                 )
-                spawnables.append(Spawnable(uri=self._uri(path), description=describe(spec), spawn_bounds=bounds))
+                spawnables.append(spawnable(self._uri(path), describe(spec), bounds))
             response.spawnables = spawnables
 
         answer(response.result, get, "get_spawnables")

@@ -38,6 +38,7 @@ from sim_server.core.format.world_file import WorldSpec, load_world_file, load_w
 from sim_server.core.world import World
 from sim_server.ros.conversions import set_pose_msg
 from sim_server.ros.services import quoted
+from sim_server.ros.standard_interface.compatibility import world_resource_of
 from sim_server.ros.standard_interface.resources import Search, local_yaml_file, sources
 from sim_server.ros.standard_interface.results import Refused, answer
 from sim_server.ros.standard_interface.tags import tag_filter
@@ -139,14 +140,16 @@ class Worlds(WorldUser):
     def _load(self, request: LoadWorld.Request, response: LoadWorld.Response) -> LoadWorld.Response:
         codes = LoadWorld.Response
 
+        uri, resource_string = world_resource_of(request)
+
         def load() -> None:
             folder = Path(self._world.spec.path).parent
             try:
-                if request.uri:
-                    path = local_yaml_file(request.uri, self._world, codes.UNSUPPORTED_FORMAT, codes.NO_RESOURCE, "world file")
+                if uri:
+                    path = local_yaml_file(uri, self._world, codes.UNSUPPORTED_FORMAT, codes.NO_RESOURCE, "world file")
                     spec = load_world_file(path, self._world.preprocessor)
-                elif request.resource_string:
-                    spec = load_world_text(request.resource_string, folder / "resource_string", self._world.preprocessor)
+                elif resource_string:
+                    spec = load_world_text(resource_string, folder / "resource_string", self._world.preprocessor)
                 else:
                     raise Refused(codes.NO_RESOURCE, "give the world file's uri, or the world itself in resource_string")
                 self._load_world(spec)
@@ -154,7 +157,7 @@ class Worlds(WorldUser):
                 raise Refused(codes.RESOURCE_PARSE_ERROR, str(exc)) from None
             response.world = world_resource(spec)
 
-        answer(response.result, load, f"load_world {quoted(request.uri) if request.uri else 'resource_string'}")
+        answer(response.result, load, f"load_world {quoted(uri) if uri else 'resource_string'}")
         return response
 
     def _named_poses(self, request: GetNamedPoses.Request, response: GetNamedPoses.Response):

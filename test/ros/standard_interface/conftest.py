@@ -47,9 +47,31 @@ def pose(x: float = 0.0, y: float = 0.0, yaw: float = 0.0, frame: str = "", q: t
     return stamped
 
 
+def request(message_type, **fields):
+    """A request of the installed definitions, 1.x or 2.x (test_definitions.py runs these tests
+    with both): ``uri`` and ``resource_string`` go into the Resource of a 2.x request
+    (``entity_resource``, ``world_resource``); a 2.x SetEntityState sets the pose and the twist, as
+    1.x always does, unless its flags are given."""
+    from simulation_interfaces.msg import Resource
+
+    own = message_type.get_fields_and_field_types()
+    for holder in ("entity_resource", "world_resource"):
+        if holder in own and ("uri" in fields or "resource_string" in fields):
+            fields[holder] = Resource(uri=fields.pop("uri", ""), resource_string=fields.pop("resource_string", ""))
+    if "set_pose" in own:
+        fields.setdefault("set_pose", True)
+        fields.setdefault("set_twist", True)
+    return message_type(**fields)
+
+
+def spawnable_uri(spawnable) -> str:
+    """The model file a Spawnable names, of either generation."""
+    return spawnable.entity_resource.uri if hasattr(spawnable, "entity_resource") else spawnable.uri
+
+
 def spawn(harness: Harness, **fields) -> SpawnEntity.Response:
     fields.setdefault("initial_pose", pose())
-    return harness.call(SpawnEntity, "/sim_server/spawn_entity", SpawnEntity.Request(**fields))
+    return harness.call(SpawnEntity, "/sim_server/spawn_entity", request(SpawnEntity.Request, **fields))
 
 
 def delete(harness: Harness, name: str) -> Result:

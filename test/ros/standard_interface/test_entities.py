@@ -8,11 +8,11 @@ import string
 
 import numpy as np
 import pytest
-from simulation_interfaces.msg import Result
+from simulation_interfaces.msg import EntityState, Result
 from simulation_interfaces.srv import SpawnEntity
 
 from test.ros.conftest import Harness
-from test.ros.standard_interface.conftest import DISC, WORLD, delete, pose, spawn, state_of
+from test.ros.standard_interface.conftest import DISC, WORLD, delete, pose, request, spawn, state_of
 
 CODES = SpawnEntity.Response
 
@@ -162,7 +162,7 @@ def set_state(harness: Harness, name: str, x: float = 0.0, y: float = 0.0, yaw: 
     state.header, state.pose = stamped.header, stamped.pose
     t = state.twist
     t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = twist
-    return harness.call(SetEntityState, "/sim_server/set_entity_state", SetEntityState.Request(entity=name, state=state)).result
+    return harness.call(SetEntityState, "/sim_server/set_entity_state", request(SetEntityState.Request, entity=name, state=state)).result
 
 
 def test_set_entity_state(harness) -> None:
@@ -194,6 +194,33 @@ def test_set_entity_state(harness) -> None:
         assert refused.result == code and fact in refused.error_message, (args, kwargs, refused)
         assert (body.position.x, body.position.y, body.angle, body.linearVelocity.x) == before  # unchanged
     world.delete_model("mover")
+
+
+def test_set_entity_state_sets_what_the_flags_choose(harness) -> None:
+    """2.x's set_pose and set_twist: the part not chosen stays as it is, and is not even checked."""
+    from simulation_interfaces.srv import SetEntityState
+
+    from sim_server.ros.standard_interface.compatibility import generation
+
+    if generation() != "2.x":
+        pytest.skip("the installed simulation_interfaces is 1.x, which sets the whole state (test_definitions.py runs 2.x)")
+    world = harness.server.world
+    assert spawn(harness, name="flagged", resource_string=DISC, initial_pose=pose(1.0, 2.0, 0.3)).result.result == Result.RESULT_OK
+    body = world.models["flagged"].first_body.physics_body
+
+    def send(x: float, twist: tuple, **flags) -> Result:
+        state = EntityState()
+        state.pose = pose(x, 0.0).pose
+        state.twist.linear.x, state.twist.linear.z = twist
+        return harness.call(SetEntityState, "/sim_server/set_entity_state", request(SetEntityState.Request, entity="flagged", state=state, **flags)).result
+
+    assert send(5.0, (0.5, 0.0), set_pose=False, set_twist=True).result == Result.RESULT_OK
+    assert (body.position.x, body.position.y, body.linearVelocity.x) == pytest.approx((1.0, 2.0, 0.5), abs=1e-6)
+    assert send(5.0, (9.0, 3.0), set_pose=True, set_twist=False).result == Result.RESULT_OK  # a twist not chosen: not checked
+    assert (body.position.x, body.position.y, body.linearVelocity.x) == pytest.approx((5.0, 0.0, 0.5), abs=1e-6)
+    assert send(math.inf, (0.0, 0.0), set_pose=False, set_twist=False).result == Result.RESULT_OK  # nothing chosen: nothing set
+    assert (body.position.x, body.linearVelocity.x) == pytest.approx((5.0, 0.5), abs=1e-6)
+    world.delete_model("flagged")
 
 
 def test_spawn_entities(harness) -> None:

@@ -12,7 +12,7 @@ from simulation_interfaces.srv import GetEntities, GetSimulationState, LoadWorld
 
 from test.conftest import LOAD_WORLD_TESTS, REPO_ROOT
 from test.ros.conftest import Harness
-from test.ros.standard_interface.conftest import DISC, WORLD, pose, spawn
+from test.ros.standard_interface.conftest import DISC, WORLD, pose, request, spawn
 
 TUNNEL = REPO_ROOT / "config" / "worlds" / "tunnel" / "world.yaml"
 CODES = LoadWorld.Response
@@ -31,7 +31,7 @@ def harness(ros_context):
 
 
 def load(harness: Harness, **fields) -> LoadWorld.Response:
-    return harness.call(LoadWorld, "/sim_server/load_world", LoadWorld.Request(**fields))
+    return harness.call(LoadWorld, "/sim_server/load_world", request(LoadWorld.Request, **fields))
 
 
 def node_entities(harness: Harness) -> tuple[int, int, int]:

@@ -11,6 +11,7 @@ from simulation_interfaces.srv import GetNamedPoseBounds, GetNamedPoses, LoadWor
 
 from test.conftest import REPO_ROOT
 from test.ros.conftest import Harness
+from test.ros.standard_interface.conftest import request
 
 DEMO = REPO_ROOT / "config" / "worlds" / "demo" / "world.yaml"
 
@@ -63,7 +64,7 @@ def test_named_poses_follow_the_loaded_world(harness) -> None:
         "properties: {}\nlayers: []\nnamed_poses:\n"
         f"  - {{name: corner, pose: [-3, 4, {math.pi / 2}], tags: [goal, parking], radius: 0.25}}\n"
     )
-    loaded = harness.call(LoadWorld, "/sim_server/load_world", LoadWorld.Request(resource_string=text))
+    loaded = harness.call(LoadWorld, "/sim_server/load_world", request(LoadWorld.Request, resource_string=text))
     assert loaded.result.result == Result.RESULT_OK, loaded.result
     got = poses(harness, ["parking", "goal"], all_tags=True)
     assert [p.name for p in got.poses] == ["corner"]

@@ -14,7 +14,7 @@ from simulation_interfaces.srv import GetAvailableWorlds, GetCurrentWorld, GetSp
 from sim_server.ros.standard_interface import resources
 from sim_server.ros.standard_interface.resources import MAX_SOURCES, Search, source_folder
 from test.ros.conftest import Harness
-from test.ros.standard_interface.conftest import DISC, WORLD, pose, spawn
+from test.ros.standard_interface.conftest import DISC, WORLD, pose, spawn, spawnable_uri
 
 SCOUT = DISC + "plugins:\n  - {type: DiffDrive, name: drive, body: base}\n"
 #: A body turned a quarter to the left, 1 m ahead of the model's origin, with a 0.4 x 0.2 m plate.
@@ -64,12 +64,12 @@ def test_spawnables_are_the_model_files_spawn_entity_takes(ros_context, tree) ->
     try:
         got = spawnables(h)
         assert got.result.result == Result.RESULT_OK and got.result.error_message == ""
-        uris = [s.uri for s in got.spawnables]
+        uris = [spawnable_uri(s) for s in got.spawnables]
         assert uris == [  # a folder's files by name, then its subfolders by name
             "chair.model.yaml", "person.model.yaml", "turtlebot.model.yaml", "a/b/c/d/found.model.yaml",
             "robots/offset.model.yml", "robots/scout.model.yaml", str(tree / "library" / "crate.model.yaml"),
         ]  # not: the broken one, notes.txt, the hidden folder, deeper than 4 levels, through the link
-        by_uri = {s.uri: s for s in got.spawnables}
+        by_uri = {spawnable_uri(s): s for s in got.spawnables}
         scout = by_uri["robots/scout.model.yaml"]
         assert "1 body (base)" in scout.description and "DiffDrive (drive)" in scout.description
         assert scout.spawn_bounds.type == Bounds.TYPE_BOX
@@ -78,8 +78,8 @@ def test_spawnables_are_the_model_files_spawn_entity_takes(ros_context, tree) ->
         upper, lower = by_uri["robots/offset.model.yml"].spawn_bounds.points  # turned: 0.2 wide, 0.4 long
         assert (upper.x, upper.y, lower.x, lower.y) == pytest.approx((1.1, 0.2, 0.9, -0.2))
         for entry in got.spawnables:  # each one spawns as it is given
-            done = spawn(h, name="", allow_renaming=True, uri=entry.uri, initial_pose=pose(50.0, 50.0))
-            assert done.result.result == Result.RESULT_OK, (entry.uri, done.result)
+            done = spawn(h, name="", allow_renaming=True, uri=spawnable_uri(entry), initial_pose=pose(50.0, 50.0))
+            assert done.result.result == Result.RESULT_OK, (spawnable_uri(entry), done.result)
             bounds = h.server.world.models[done.entity_name]
             h.server.world.delete_model(bounds.name)
     finally:
@@ -98,7 +98,7 @@ def test_sources_that_cannot_be_searched_are_named_and_do_not_fail_the_call(ros_
         assert "resource_paths folder 'no_such_folder'" in message and "is not a folder" in message
         for fact in ("scheme 'http' is not supported", "'missing'", "'' (empty)", "more than the limit", "world.yaml"):
             assert fact in message, (fact, message)
-        assert str(extra / "ball.model.yaml") in [s.uri for s in got.spawnables]
+        assert str(extra / "ball.model.yaml") in [spawnable_uri(s) for s in got.spawnables]
         too_many = spawnables(h, ["x"] * (MAX_SOURCES + 1))
         assert too_many.result.result == Result.RESULT_OPERATION_FAILED and str(MAX_SOURCES + 1) in too_many.result.error_message
         assert list(too_many.spawnables) == []

@@ -82,21 +82,50 @@ def test_transitions(harness) -> None:
     harness.run_until(lambda: world.time.iterations > 20, "more steps")
     assert set_state(harness, STOPPED).result == Result.RESULT_OK  # pause and reset
     assert world.time.paused and world.time.time_ns == 0 and state(harness) == STOPPED
-    stopped = set_state(harness, PAUSED)
-    assert stopped.result == SetSimulationState.Response.INCORRECT_TRANSITION and "STOPPED" in stopped.error_message
+    again = set_state(harness, STOPPED)
+    assert again.result == SetSimulationState.Response.ALREADY_IN_TARGET_STATE and "already STOPPED" in again.error_message
+    # "Stopped simulation can be played. It can also be paused, which means starting simulation in
+    # a paused state immediately, without any time steps for physics or simulated clock ticks."
+    assert set_state(harness, PAUSED).result == Result.RESULT_OK
+    harness.run_ticks(20)
+    assert state(harness) == PAUSED and world.time.iterations == 0 and world.time.time_ns == 0
+    assert set_state(harness, STOPPED).result == Result.RESULT_OK and state(harness) == STOPPED
     assert set_state(harness, PLAYING).result == Result.RESULT_OK
     harness.run_until(lambda: world.time.iterations > 0, "playing again")
     assert state(harness) == PLAYING
 
 
-def test_started_paused_is_stopped(ros_context) -> None:
+def test_started_paused_is_paused(ros_context) -> None:
+    """A user who launched with start_paused asked for a paused simulation (it was STOPPED once):
+    PAUSED, steppable, and STOPPED only when asked for."""
     harness = Harness(ros_context, WORLD, start_paused=True)
     try:
-        assert state(harness) == STOPPED
+        assert state(harness) == PAUSED and harness.server.world.time.iterations == 0
         assert step(harness, 3).result == Result.RESULT_OK
         assert harness.server.world.time.iterations == 3 and state(harness) == PAUSED
+        assert set_state(harness, STOPPED).result == Result.RESULT_OK and state(harness) == STOPPED
+        assert step(harness, 1).result == Result.RESULT_OK and state(harness) == PAUSED  # a step leaves STOPPED
     finally:
         harness.close()
+
+
+def test_stopped_leaves_for_paused_by_a_pause_and_returns_by_a_reset_of_time(harness) -> None:
+    """STOPPED is paused and reset with nothing since: the Flatland-style pause makes it PAUSED as
+    set_simulation_state PAUSED does; a reset of time while paused makes it STOPPED again, and a
+    reset of the state alone does not."""
+    from simulation_interfaces.srv import ResetSimulation
+    from std_srvs.srv import Empty
+
+    assert set_state(harness, STOPPED).result == Result.RESULT_OK
+    harness.call(Empty, "/pause", Empty.Request())
+    assert state(harness) == PAUSED
+    reset = ResetSimulation.Request
+    assert harness.call(ResetSimulation, "/sim_server/reset_simulation", reset(scope=reset.SCOPE_STATE)).result.result == Result.RESULT_OK
+    assert state(harness) == PAUSED
+    assert harness.call(ResetSimulation, "/sim_server/reset_simulation", reset(scope=reset.SCOPE_TIME)).result.result == Result.RESULT_OK
+    assert state(harness) == STOPPED
+    harness.call(Empty, "/resume", Empty.Request())
+    assert state(harness) == PLAYING
 
 
 def test_every_requested_state_gets_an_answer(harness) -> None:

@@ -1,4 +1,5 @@
-"""The standard's simulation states over the world's pause flag, and every transition."""
+"""The standard's simulation states over the world's pause flag, and every transition, as the
+definition's comments (msg/SimulationState.msg) give them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ EXPECTED = {
     (S.PAUSED, S.STOPPED): (Step.PAUSE, Step.RESET),
     (S.PAUSED, S.QUITTING): (Step.PAUSE, Step.QUIT),
     (S.STOPPED, S.PLAYING): (Step.PLAY,),
-    (S.STOPPED, S.PAUSED): Refusal.INCORRECT_TRANSITION,
+    (S.STOPPED, S.PAUSED): (Step.PAUSE,),  # "It can also be paused ... without any time steps"
     (S.STOPPED, S.QUITTING): (Step.PAUSE, Step.QUIT),
     (S.NO_WORLD, S.PLAYING): Refusal.INCORRECT_TRANSITION,
     (S.NO_WORLD, S.PAUSED): Refusal.INCORRECT_TRANSITION,
@@ -26,10 +27,11 @@ EXPECTED = {
 
 
 def test_state_of() -> None:
-    assert state_of(False, 0) == state_of(False, 5) == S.PLAYING
-    assert state_of(True, 0) == S.STOPPED
-    assert state_of(True, 1) == S.PAUSED
-    assert state_of(True, 0, loaded=False) == state_of(False, 9, loaded=False) == S.NO_WORLD
+    assert state_of(False, 0) == state_of(False, 5) == state_of(False, 0, stopped=True) == S.PLAYING
+    assert state_of(True, 0, stopped=True) == S.STOPPED
+    assert state_of(True, 0) == S.PAUSED  # paused at the start, not stopped: start_paused
+    assert state_of(True, 1) == state_of(True, 1, stopped=True) == S.PAUSED  # stepped since
+    assert state_of(True, 0, loaded=False, stopped=True) == state_of(False, 9, loaded=False) == S.NO_WORLD
 
 
 @pytest.mark.parametrize("current", [S.PLAYING, S.PAUSED, S.STOPPED, S.NO_WORLD])
