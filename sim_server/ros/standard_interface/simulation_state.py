@@ -12,7 +12,8 @@ a loaded world, a reset of time while paused) with no step and no pause or resum
   paused state immediately, without any time steps";
 * NO_WORLD after unload_world (until load_world).
 
-QUITTING ends the server (it pauses first). Without a world only QUITTING is a transition.
+QUITTING ends the server; from PLAYING or PAUSED it stops the simulation first (pause and reset),
+as the definition expects. Without a world only QUITTING is a transition.
 Loading happens at once (LOADING_WORLD is never the state), and a request for NO_WORLD or
 LOADING_WORLD is refused as unsupported: unload_world and load_world do that.
 """
@@ -97,4 +98,6 @@ def transition(current: SimulationState, target: int) -> Transition:
         return Transition((Step.PAUSE,))
     if wanted == SimulationState.STOPPED:
         return Transition((Step.PAUSE, Step.RESET))
-    return Transition((Step.PAUSE, Step.QUIT))  # QUITTING
+    if current in (SimulationState.PLAYING, SimulationState.PAUSED):  # "stop the simulation first, and then exit"
+        return Transition((Step.PAUSE, Step.RESET, Step.QUIT))
+    return Transition((Step.PAUSE, Step.QUIT))  # QUITTING when STOPPED or without a world

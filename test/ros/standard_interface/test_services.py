@@ -169,7 +169,7 @@ def test_quitting_ends_the_loop_after_answering(harness) -> None:
     assert harness.server._stop_requested  # noqa: SLF001 - the loop ended because it was asked to
     harness.executor.spin_until_future_complete(future, timeout_sec=WAIT_LIMIT)
     assert future.done() and future.result().result.result == Result.RESULT_OK
-    assert harness.server.world.time.paused
+    assert harness.server.world.time.paused and harness.server.world.time.time_ns == 0  # stopped first
 
 
 def test_reset_scopes(harness) -> None:

@@ -12,10 +12,10 @@ S = SimulationState
 EXPECTED = {
     (S.PLAYING, S.PAUSED): (Step.PAUSE,),
     (S.PLAYING, S.STOPPED): (Step.PAUSE, Step.RESET),
-    (S.PLAYING, S.QUITTING): (Step.PAUSE, Step.QUIT),
+    (S.PLAYING, S.QUITTING): (Step.PAUSE, Step.RESET, Step.QUIT),  # "stop the simulation first, and then exit"
     (S.PAUSED, S.PLAYING): (Step.PLAY,),
     (S.PAUSED, S.STOPPED): (Step.PAUSE, Step.RESET),
-    (S.PAUSED, S.QUITTING): (Step.PAUSE, Step.QUIT),
+    (S.PAUSED, S.QUITTING): (Step.PAUSE, Step.RESET, Step.QUIT),
     (S.STOPPED, S.PLAYING): (Step.PLAY,),
     (S.STOPPED, S.PAUSED): (Step.PAUSE,),  # "It can also be paused ... without any time steps"
     (S.STOPPED, S.QUITTING): (Step.PAUSE, Step.QUIT),
