@@ -22,12 +22,15 @@ that all of them compile the same way:
 
 * **threading layer** chosen here, before any parallel loop runs: GNU OpenMP where the system
   has it, else numba's own workqueue; never Intel TBB, which numba prefers when the ``tbb``
-  wheel is installed (some environments bring it). A process that had run TBB-backed loops was
-  seen to hang at exit, after its work was done, in libtbb's unload (over 9 minutes, a pytest
-  run on ROS 2 Jazzy's wheels); OpenMP and the workqueue are what numba uses without TBB, so
-  every environment now runs the layer the tests ran. An explicit ``NUMBA_THREADING_LAYER``
-  that would load TBB (``tbb``, ``safe``, ``threadsafe``, ``forksafe``) is replaced, with a
-  warning that names it.
+  wheel is installed (some environments bring it). With TBB a process can hang at exit, its
+  work done, in ``tbb::finalize`` as numba unloads its TBB pool (numba issue 10556: oneTBB
+  2022.3 deadlocks there when a parallel loop ran on a thread other than the main one and the
+  process may use less than one CPU, a cgroup quota). Reproduced here with the ``tbb`` 2022.3.0
+  wheel under a quota of half a CPU: 2 runs of 2 hung (a pytest run on ROS 2 Jazzy's wheels hung
+  over 9 minutes the same way); with this module's choice none did, ``NUMBA_THREADING_LAYER=tbb``
+  included. OpenMP and the workqueue are what numba uses without TBB, so every environment runs
+  the layer the tests run. An explicit ``NUMBA_THREADING_LAYER`` that would load TBB (``tbb``,
+  ``safe``, ``threadsafe``, ``forksafe``) is replaced, with a warning that names it.
 
 :func:`typed` is the other half of the contract: numba compiles one specialisation per argument
 type (dtype, layout, writeability), so Python callers hand compiled functions arrays of exactly
