@@ -73,18 +73,12 @@ def generation() -> str:
     return "2.x" if "entity_resource" in fields(SpawnEntity.Request) else "1.x"
 
 
-def spawn_resource(request: Any) -> tuple[str, str]:
-    """(uri, resource_string) of a SpawnEntity request, of either generation."""
-    if hasattr(request, "entity_resource"):
-        return request.entity_resource.uri, request.entity_resource.resource_string
-    return request.uri, request.resource_string
-
-
-def world_resource_of(request: Any) -> tuple[str, str]:
-    """(uri, resource_string) of a LoadWorld request, of either generation."""
-    if hasattr(request, "world_resource"):
-        return request.world_resource.uri, request.world_resource.resource_string
-    return request.uri, request.resource_string
+def resource_of(request: Any, holder: str) -> tuple[str, str]:
+    """(uri, resource_string) of a request of either generation: from its Resource field
+    ``holder`` (2.x: SpawnEntity's ``entity_resource``, LoadWorld's ``world_resource``; the
+    SpawnEntity message of spawn_entities has one in 1.x too), else from its own two fields."""
+    resource = getattr(request, holder, request)
+    return resource.uri, resource.resource_string
 
 
 def spawnable(uri: str, description: str, spawn_bounds: Any) -> Any:

@@ -36,7 +36,7 @@ from sim_server.core.state import model_state
 from sim_server.core.world import World, check_pose
 from sim_server.ros.conversions import set_pose_msg, time_msg
 from sim_server.ros.services import quoted
-from sim_server.ros.standard_interface.compatibility import spawn_resource, state_choice
+from sim_server.ros.standard_interface.compatibility import resource_of, state_choice
 from sim_server.ros.standard_interface.entity_info import physical_category
 from sim_server.ros.standard_interface.resources import local_yaml_file
 from sim_server.ros.standard_interface.results import Refused, answer, refuse
@@ -108,7 +108,7 @@ class EntityServices(WorldUser):
 
     # ------------------------------------------------------------------ spawning
     def _spawn(self, request: SpawnEntity.Request, response: SpawnEntity.Response) -> SpawnEntity.Response:
-        uri, resource_string = spawn_resource(request)
+        uri, resource_string = resource_of(request, "entity_resource")
         response.entity_name = self.spawn(
             response.result, request.name, request.allow_renaming, uri, resource_string,
             request.entity_namespace, request.initial_pose,
@@ -124,9 +124,10 @@ class EntityServices(WorldUser):
         results = []
         for each in asked:
             outcome = SpawnResult()
+            uri, resource_string = resource_of(each, "entity_resource")
             outcome.entity_name = self.spawn(
-                outcome.result, each.name, each.allow_renaming, each.entity_resource.uri,
-                each.entity_resource.resource_string, each.entity_namespace, each.initial_pose,
+                outcome.result, each.name, each.allow_renaming, uri, resource_string, each.entity_namespace,
+                each.initial_pose,
             )
             results.append(outcome)
         response.results = results

@@ -38,7 +38,7 @@ from sim_server.core.format.world_file import WorldSpec, load_world_file, load_w
 from sim_server.core.world import World
 from sim_server.ros.conversions import set_pose_msg
 from sim_server.ros.services import quoted
-from sim_server.ros.standard_interface.compatibility import world_resource_of
+from sim_server.ros.standard_interface.compatibility import resource_of
 from sim_server.ros.standard_interface.resources import Search, local_yaml_file, sources
 from sim_server.ros.standard_interface.results import Refused, answer
 from sim_server.ros.standard_interface.tags import tag_filter
@@ -140,7 +140,7 @@ class Worlds(WorldUser):
     def _load(self, request: LoadWorld.Request, response: LoadWorld.Response) -> LoadWorld.Response:
         codes = LoadWorld.Response
 
-        uri, resource_string = world_resource_of(request)
+        uri, resource_string = resource_of(request, "world_resource")
 
         def load() -> None:
             folder = Path(self._world.spec.path).parent

@@ -26,10 +26,11 @@ def resource(uri: str = "", text: str = "") -> SimpleNamespace:
 
 
 def test_both_shapes_of_spawn_and_load_requests() -> None:
-    assert compatibility.spawn_resource(SimpleNamespace(uri="a.yaml", resource_string="")) == ("a.yaml", "")
-    assert compatibility.spawn_resource(SimpleNamespace(entity_resource=resource(text="bodies: []"))) == ("", "bodies: []")
-    assert compatibility.world_resource_of(SimpleNamespace(uri="", resource_string="layers: []")) == ("", "layers: []")
-    assert compatibility.world_resource_of(SimpleNamespace(world_resource=resource("w.yaml"))) == ("w.yaml", "")
+    resource_of = compatibility.resource_of
+    assert resource_of(SimpleNamespace(uri="a.yaml", resource_string=""), "entity_resource") == ("a.yaml", "")
+    assert resource_of(SimpleNamespace(entity_resource=resource(text="bodies: []")), "entity_resource") == ("", "bodies: []")
+    assert resource_of(SimpleNamespace(uri="", resource_string="layers: []"), "world_resource") == ("", "layers: []")
+    assert resource_of(SimpleNamespace(world_resource=resource("w.yaml")), "world_resource") == ("w.yaml", "")
 
 
 def test_both_shapes_of_set_entity_state() -> None:
