@@ -19,7 +19,7 @@ _sim_env_main() {
     # shellcheck source=tools/distro.sh
     source "$root/tools/distro.sh"
     distro="$(sim_resolve_distro)" || return 1
-    env_dir="$root/.envs/$distro"
+    env_dir="$(sim_env_dir "$root" "$distro")"
     venv="$env_dir/.venv"
 
     if [[ ! -x "$venv/bin/python" || ! -f "$venv/bin/activate" ]]; then
@@ -39,12 +39,7 @@ _sim_env_main() {
     if [[ "${VIRTUAL_ENV:-}" == "$root/.envs/"* ]] && declare -F deactivate >/dev/null; then
         deactivate
     fi
-    for var in PATH LD_LIBRARY_PATH PYTHONPATH AMENT_PREFIX_PATH CMAKE_PREFIX_PATH; do
-        [[ -n "${!var+x}" ]] || continue
-        cleaned="$(printf '%s' "${!var}" | tr ':' '\n' \
-            | grep -v -e "^$root/.envs/" -e "^$root/.venv" -e "^$root/install" | paste -sd: - || true)"
-        if [[ -n "$cleaned" ]]; then export "$var=$cleaned"; else unset "$var"; fi
-    done
+    sim_strip_env_paths "$root" PATH LD_LIBRARY_PATH PYTHONPATH AMENT_PREFIX_PATH CMAKE_PREFIX_PATH
     # The wheels' bootstrapper (a .pth of the venv) puts the venv's libraries on LD_LIBRARY_PATH
     # and restarts Python once, unless this says it did: it must do it again for this venv.
     unset _ROS_WHEELS_BOOTSTRAP_COMPLETE
@@ -101,7 +96,7 @@ _sim_env_main() {
 
 _sim_env_main
 _sim_env_status=$?
-unset -f _sim_env_main sim_resolve_distro
+unset -f _sim_env_main sim_resolve_distro sim_env_dir sim_strip_env_paths
 unset SIM_DISTROS SIM_DEFAULT_DISTRO
 # Propagate failure without killing an interactive shell.
 if ((_sim_env_status != 0)); then

@@ -21,7 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=tools/distro.sh
 source "$ROOT/tools/distro.sh"
 DISTRO="$(sim_resolve_distro)" || exit 1
-ENV_DIR="$ROOT/.envs/$DISTRO"
+ENV_DIR="$(sim_env_dir "$ROOT" "$DISTRO")"
 DEST="$ENV_DIR/ros2_tools"
 # build.sh takes the distro's sources from ROS_DISTRO, and sources $ENV_DIR/env.sh (this distro's).
 export ROS_DISTRO="$DISTRO"

@@ -38,7 +38,7 @@ die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
 # shellcheck source=tools/distro.sh
 source "$ROOT/tools/distro.sh"
 DISTRO="$(sim_resolve_distro)" || exit 1
-ENV_DIR="$ROOT/.envs/$DISTRO"
+ENV_DIR="$(sim_env_dir "$ROOT" "$DISTRO")"
 VENV="$ENV_DIR/.venv"
 VPY="$VENV/bin/python"
 STAMPS="$VENV/.stamps"
@@ -83,12 +83,8 @@ unset PYTHONPATH PYTHONHOME COLCON_PREFIX_PATH AMENT_CURRENT_PREFIX \
 if [[ -n "${VIRTUAL_ENV:-}" && "$VIRTUAL_ENV" != "$VENV" ]]; then
     PATH="$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$VIRTUAL_ENV/bin" | paste -sd: -)"
 fi
-# Entries of LD_LIBRARY_PATH and PATH inside this checkout's environments (any distro, or the
-# layout before .envs/) go: they would mix another distro's libraries into the build.
-for var in LD_LIBRARY_PATH PATH; do
-    [[ -n "${!var+x}" ]] || continue
-    export "$var=$(printf '%s' "${!var}" | tr ':' '\n' | grep -v -e "^$ROOT/.envs/" -e "^$ROOT/.venv" -e "^$ROOT/install" | paste -sd: -)"
-done
+# Nor the entries of LD_LIBRARY_PATH and PATH inside this checkout's environments.
+sim_strip_env_paths "$ROOT" LD_LIBRARY_PATH PATH
 
 # --- 1. virtual environment and pinned requirements --------------------------
 if [[ ! -x "$VPY" ]]; then
@@ -173,14 +169,14 @@ else
         fi
     done
     log "colcon build: ${packages[*]}"
+    mapfile -t cmake_args < <(sim_cmake_args "$VPY")
     if ! colcon --log-base "$LOGS" build \
             --base-paths "${base_paths[@]}" \
             --packages-select "${packages[@]}" \
             --build-base "$BUILD" \
             --install-base "$INSTALL" \
             --event-handlers console_direct- \
-            --cmake-args -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release \
-                "-DPython3_EXECUTABLE=$VPY" -DPython3_FIND_VIRTUALENV=ONLY; then
+            --cmake-args "${cmake_args[@]}"; then
         for pkg_log in "$LOGS"/latest_build/*/stdout_stderr.log; do
             [[ -f "$pkg_log" ]] || continue
             printf '\n----- %s (last 60 lines) -----\n' "$pkg_log" >&2

@@ -16,6 +16,8 @@ if [[ -z "${SIM_SERVER_ENV:-}" ]]; then
     # shellcheck source=env.sh
     source "$ROOT/env.sh"
 fi
+# shellcheck source=tools/distro.sh
+source "$ROOT/tools/distro.sh"
 OUT="$SIM_SERVER_ENV/simulation_interfaces_2"
 SOURCES=(compat/simulation_interfaces test/data/simulation_interfaces_2)
 inputs="$( { cat "$SIM_SERVER_ENV/.venv/.requirements.sha256" 2>/dev/null || true;
@@ -31,13 +33,13 @@ cp -r test/data/simulation_interfaces_2/msg test/data/simulation_interfaces_2/sr
 sed -i 's#<version>1\.[0-9.]*</version>#<version>2.1.0</version>#' "$OUT/src/simulation_interfaces/package.xml"
 grep -q '<version>2.1.0</version>' "$OUT/src/simulation_interfaces/package.xml" \
     || { echo "simulation_interfaces_2: could not set the version in package.xml" >&2; exit 1; }
+mapfile -t cmake_args < <(sim_cmake_args "$VIRTUAL_ENV/bin/python")
 if ! colcon --log-base "$OUT/log" build \
         --base-paths "$OUT/src" \
         --build-base "$OUT/build" \
         --install-base "$OUT/install" \
         --event-handlers console_direct- \
-        --cmake-args -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release \
-            "-DPython3_EXECUTABLE=$VIRTUAL_ENV/bin/python" -DPython3_FIND_VIRTUALENV=ONLY >&2; then
+        --cmake-args "${cmake_args[@]}" >&2; then
     tail -n 60 "$OUT"/log/latest_build/*/stdout_stderr.log >&2 2>/dev/null || true
     echo "simulation_interfaces_2: colcon build failed (logs in $OUT/log)" >&2
     exit 1
