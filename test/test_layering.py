@@ -50,7 +50,7 @@ CORE_LAYERS = (
     ("timing", "motion"),
     ("format",),
     ("physics",),
-    ("sensing", "plugins"),
+    ("sensing", "plugins", "crowd"),
     ("levels",),
     ("world",),
     ("state",),

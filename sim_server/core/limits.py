@@ -165,3 +165,37 @@ LUA_SECONDS = 1.0
 EVAL_SECONDS_PER_LOAD = 10.0
 #: Characters of one ``$eval`` result string.
 MAX_EVAL_RESULT_CHARS = 1_000_000
+
+# ------------------------------------------------------------------------------------ crowds
+#: Pedestrians of one world at once, all crowds together (each is a Box2D body).
+MAX_PEDESTRIANS = 10_000
+#: Crowds of one world.
+MAX_CROWDS = 64
+#: Spawners of one world, all crowds together: each is checked on every crowd update.
+MAX_SPAWNERS = 256
+#: Waypoints of one entry of a crowd.
+MAX_WAYPOINTS = 10_000
+#: Named regions of one crowd.
+MAX_REGIONS = 1_000
+#: Candidate goals drawn in each region (each needs a distance field of the walls' grid).
+GOALS_PER_REGION = Range(1, 1024)
+#: Radius of a pedestrian's body (m).
+PEDESTRIAN_RADIUS = Range(0.05, 2.0, "m")
+#: Preferred walking speed (m/s).
+WALKING_SPEED = Range(0.0, 10.0, "m/s", open_low=True)
+#: Pedestrians a spawner makes per second.
+SPAWN_RATE = Range(0.0, 100.0, "1/s", open_low=True)
+#: Waiting time at a waypoint (s).
+WAIT = Range(0.0, 1.0e6, "s")
+#: Side of the cells of a crowd's walking grid (m).
+NAVIGATION_CELL = Range(0.02, 10.0, "m")
+#: Cells of one walking grid (its side grows to stay within: 2,000 x 2,000 cells).
+MAX_NAVIGATION_CELLS = 4_000_000
+#: Bytes of a crowd's distance fields kept at once (the least recently used go first).
+MAX_NAVIGATION_FIELD_BYTES = 256 * 1024 * 1024
+#: Factors, time constants and lengths of the crowd models (social force, ORCA).
+CROWD_FACTOR = Range(0.0, 1.0e4)
+CROWD_TIME = Range(0.0, 1.0e3, "s", open_low=True)
+CROWD_LENGTH = Range(0.0, 1.0e3, "m")
+#: Neighbours ORCA considers per agent.
+ORCA_NEIGHBORS = Range(1, 100)

@@ -23,7 +23,10 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from Box2D import b2
 
+import numpy as np
+
 from sim_server.core import limits
+from sim_server.core.crowd.crowd import Crowd
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.bounded_read import shown_path
 from sim_server.core.format.entity_names import model_name_problem, namespace_problem
@@ -102,6 +105,8 @@ class World:
         self.plugins = PluginManager(self, self.physics, ros_node)
         #: Objects that plugins and other users share per world (see :meth:`shared`).
         self._shared: dict[str, Any] = {}
+        #: The crowds of people (each copy of each crowd of the world file).
+        self.crowds: list[Crowd] = []
         self.before_step_hooks: list[StepHook] = [self.plugins.before_physics_step]
         self.after_step_hooks: list[StepHook] = [self.plugins.after_physics_step]
 
@@ -173,6 +178,7 @@ class World:
             gc.freeze()
             world._prepare_plugins()
             world._populate()
+            world._load_crowds()
         except BaseException:
             world.close()  # nothing of it stays: models, plugins (their topics), layers
             raise
@@ -210,6 +216,51 @@ class World:
                     raise ConfigError(f"{self.spec.path}: {entry.location}: {exc}") from None
         self.plugins.load_world_plugins(self.spec.plugins)
         self.levels.update()
+
+    def _load_crowds(self) -> None:
+        """Make the world file's crowds walk: each copy's in its copy's layers, seeded from the
+        crowd's seed, else the world's (with the crowd's and copy's index)."""
+        if not self.spec.crowds:
+            return
+        per_copy = len(self.spec.layers)
+        for index, offset in enumerate(self.replica_offsets):
+            copy_layers = self.layers[index * per_copy:(index + 1) * per_copy]
+            for number, spec in enumerate(self.spec.crowds):
+                layers = [layer for layer in copy_layers if not spec.layers or set(layer.names) & set(spec.layers)]
+                if spec.seed is not None:
+                    seed: Any = [spec.seed, index]
+                elif self.seed is not None and self.seed >= 0:
+                    seed = [self.seed, number, index]
+                else:
+                    seed = None
+                try:
+                    crowd = Crowd(spec, self, layers, self.time.step_size, self.replicas.name(spec.name, index),
+                                  (offset.x, offset.y), seed)
+                except ConfigError as exc:
+                    raise ConfigError(f"{self.spec.path}: {exc}") from None
+                self.crowds.append(crowd)
+                self.add_listener(crowd)
+        self.before_step_hooks.insert(1, self._step_crowds)
+
+    def _step_crowds(self, time: TimeKeeper) -> None:
+        for crowd in self.crowds:
+            crowd.before_step(time.iterations, time.sim_time)
+
+    def crowd(self, name: str) -> Crowd:
+        """The crowd called ``name`` (:class:`EntityError` when there is none)."""
+        for crowd in self.crowds:
+            if crowd.name == name:
+                return crowd
+        raise EntityError(f'crowd with name "{name}" does not exist')
+
+    def crowd_circles(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every pedestrian's body: (N, 3) centre x, y and radius (m, world frame) and (N,) int64
+        collision bits."""
+        if not self.crowds:
+            return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
+        circles = [crowd.circles() for crowd in self.crowds]
+        bits = [np.full(len(c), crowd.bits, dtype=np.int64) for crowd, c in zip(self.crowds, circles)]
+        return np.concatenate(circles), np.concatenate(bits)
 
     def file_model(self, path: Path) -> ModelSpec:
         """The model file ``path`` named by the world file, as loaded."""
@@ -257,6 +308,8 @@ class World:
         self.time.reset()
         self.levels.reset()
         self._populate()
+        for crowd in self.crowds:
+            crowd.reset()
 
     def delete_spawned_models(self) -> None:
         """Delete every model that spawn requests added (those of the world file stay)."""
@@ -556,7 +609,11 @@ class World:
         )
 
     def close(self) -> None:
-        """Remove every model (telling the listeners) and layer."""
+        """Remove every person, model (telling the listeners) and layer."""
+        for crowd in self.crowds:
+            crowd.close()
+            self.remove_listener(crowd)
+        self.crowds.clear()
         for name in list(self.models):
             self.delete_model(name)
         self.plugins.close()

@@ -1,11 +1,11 @@
-"""Pictures of a world: its layers' walls and its models' footprints, seen from above, as an RGB
-array, with no display and no GPU.
+"""Pictures of a world: its layers' walls, its models' footprints and its pedestrians, seen from
+above, as an RGB array, with no display and no GPU.
 
 A :class:`View` says what to show: a rectangle of the world (centre and size in metres, its axes
 turned by ``yaw`` from the world's) on an image of so many pixels: image right is the view's +x,
 image up its +y, so at yaw 0 east (+x) is right and north (+y) up (REP 103). The colours are the files' own, as RViz shows them: walls in their
 layer's colour, bodies filled in their colour (its alpha blended) and outlined opaque, on RViz's
-dark grey.
+dark grey; pedestrians (which the files give no colour) as orange discs.
 
 Everything is drawn by a compiled rasterizer (:mod:`sim_server.rendering.raster`), which visits
 only the pixels of the picture, however large or small the shapes are. A :class:`Renderer` keeps
@@ -126,6 +126,11 @@ class View:
         return np.array([a, b, c, d, e, f])
 
 
+#: How pedestrians are drawn (RGBA, 0 to 255): orange discs, outlined darker.
+PEDESTRIAN_FILL = (255, 140, 26, 220)
+PEDESTRIAN_LINE = (160, 70, 0, 255)
+
+
 class Renderer:
     """Draws ``world`` (see the module's docstring)."""
 
@@ -151,6 +156,9 @@ class Renderer:
         shapes = Shapes()
         for model in self.world.all_models():
             _add_model(shapes, model)
+        circles, _ = self.world.crowd_circles()
+        for x, y, radius in circles.tolist():
+            shapes.circle(x, y, radius, PEDESTRIAN_FILL, PEDESTRIAN_LINE)
         shapes.draw(picture, view.affine())
         return picture
 

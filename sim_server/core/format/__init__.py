@@ -7,6 +7,8 @@
   keys not read are errors, every error names file, entry and key;
 * :mod:`.world_file`, :mod:`.model_file`, :mod:`.map_file`, :mod:`.map_image` -- the validated
   descriptions (``WorldSpec``, ``ModelSpec``, ``MapData``);
+* :mod:`.crowd_file` -- the world file's crowds (the ``pedestrians`` key of ours) and the crowd
+  models' parameters;
 * :mod:`.entity_names`, :mod:`.shape_validation` -- the rules for names and footprints.
 
 Nothing here creates Box2D objects: :mod:`sim_server.core.physics` builds them from these specs.

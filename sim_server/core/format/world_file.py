@@ -1,4 +1,4 @@
-"""World files: physics properties, layers, models and world plugins.
+"""World files: physics properties, layers, models, world plugins and crowds.
 
 :func:`load_world_file` validates the world file itself; the map and model files it names are
 read when the world is built (:mod:`sim_server.core.world`). Relative paths resolve against the
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sim_server.core import limits
 from sim_server.core.errors import ConfigError
+from sim_server.core.format.crowd_file import CrowdSpec, parse_crowds
 from sim_server.core.format.entity_names import model_name_problem, namespace_problem
 from sim_server.core.format.model_file import Color, PluginSpec, parse_plugin
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
@@ -132,6 +133,7 @@ class WorldSpec:
     named_poses: tuple[NamedPoseSpec, ...] = ()
     description: str = ""
     tags: tuple[str, ...] = ()
+    crowds: tuple[CrowdSpec, ...] = ()
 
 
 def load_world_file(path: Path, preprocessor: YamlPreprocessor | None = None) -> WorldSpec:
@@ -176,6 +178,7 @@ def parse_world(reader: YamlReader, path: Path) -> WorldSpec:
     named_poses = _parse_named_poses(reader)
     description = _description(reader)
     tags = tuple(dict.fromkeys(reader.get_name_list("tags", [])))
+    crowds = parse_crowds(reader, {name for layer in layers for name in layer.names})
     reader.ensure_all_keys_used()
     return WorldSpec(
         path=path,
@@ -189,6 +192,7 @@ def parse_world(reader: YamlReader, path: Path) -> WorldSpec:
         named_poses=named_poses,
         description=description,
         tags=tags,
+        crowds=crowds,
     )
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
+import numpy as np
+
 if TYPE_CHECKING:
     from sim_server.core.format.model_file import ModelSpec
     from sim_server.core.format.world_file import ModelEntry
@@ -71,6 +73,10 @@ class WorldView(Protocol):
 
     def remove_listener(self, listener: WorldListener) -> None:
         """Stop telling ``listener``."""
+
+    def crowd_circles(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every pedestrian's body as sensors see it: (N, 3) centre x, y and radius (m, world
+        frame) and (N,) int64 collision bits, read from the physics now."""
 
     def shared(self, key: str, make: Callable[[], _Shared]) -> _Shared:
         """The object this world keeps under ``key``, made by ``make()`` on first use; dropped

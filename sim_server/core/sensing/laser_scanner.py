@@ -388,13 +388,20 @@ class ScanScene:
                 self._shapes(model)
 
     def moving(self, iteration: int) -> MovingShapes:
-        """The moving models' non-sensor footprints in world coordinates at step ``iteration``
-        (static models' are part of :attr:`static`)."""
+        """The moving models' non-sensor footprints and the pedestrians' bodies in world
+        coordinates at step ``iteration`` (static models' are part of :attr:`static`)."""
         if self._moving is None or self._moving_at != iteration:
             self._gather_all()
             if self._table is None:
                 self._table = _MovingTable(list(self._movers.values()))
-            self._moving = self._table.in_world()
+            moving = self._table.in_world()
+            circles, bits = self._world.crowd_circles()
+            if len(circles):  # the pedestrians, as circles
+                moving = _concatenate([moving, MovingShapes(
+                    np.zeros((0, MAX_VERTICES, 2)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                    np.zeros(0, dtype=np.int64), circles, bits, bits,
+                )])
+            self._moving = moving
             self._moving_at = iteration
         return self._moving
 

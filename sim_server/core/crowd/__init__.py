@@ -1,0 +1,14 @@
+"""Crowds: pedestrians that walk among the walls and the robots, as bodies every sensor sees.
+
+* :mod:`.crowd` -- a crowd in the physics world (:class:`~.crowd.Crowd`): its people as kinematic
+  circles, their goals, waits, groups and spawners, one update for all of them;
+* :mod:`.people` -- the people's state as arrays;
+* :mod:`.social_force` -- the social force model (pedsim's forces and parameters), compiled;
+* :mod:`.orca` -- ORCA (reciprocal velocity obstacles, RVO2's algorithm), compiled;
+* :mod:`.navigation` -- the walking grid: where a body fits, which places connect, distance fields
+  and walking directions;
+* :mod:`.neighbors`, :mod:`.walls` -- who is near whom, and the walls near each one.
+
+A crowd reaches the world through :class:`~.crowd.CrowdHost`; sensors and pictures see its
+people through :meth:`~sim_server.core.physics.world_view.WorldView.crowd_circles`.
+"""

@@ -1,0 +1,88 @@
+"""The walking grid: where a body fits, which places connect, and the ways around walls."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sim_server.core.crowd.navigation import WalkingGrid, walking_directions
+from sim_server.core.crowd.walls import WallIndex, walls_within
+
+#: A 10 x 6 m room split by a wall at x = 5 with a 1.2 m door from y = 2.4 to 3.6.
+ROOM = np.array([
+    [0, 0, 10, 0], [10, 0, 10, 6], [10, 6, 0, 6], [0, 6, 0, 0],
+    [5, 0, 5, 2.4], [5, 3.6, 5, 6],
+], dtype=float)
+
+
+def test_cells_near_walls_are_blocked_and_the_rest_free() -> None:
+    grid = WalkingGrid(ROOM, 0.3, 0.1)
+    assert grid.region_at(2.0, 3.0) >= 0
+    assert grid.region_at(5.0, 1.0) == -1  # on the wall
+    assert grid.region_at(5.2, 1.0) == -1  # within 0.3 m of it
+    assert grid.region_at(5.5, 1.0) >= 0
+    assert grid.region_at(-50.0, 0.0) == -2  # beyond the grid
+
+
+def test_a_door_connects_and_a_closed_room_does_not() -> None:
+    grid = WalkingGrid(ROOM, 0.3, 0.1)
+    assert grid.region_at(2.0, 3.0) == grid.region_at(8.0, 3.0)
+    closed = np.vstack([ROOM, [[5, 2.4, 5, 3.6]]])
+    grid = WalkingGrid(closed, 0.3, 0.1)
+    assert grid.region_at(2.0, 3.0) != grid.region_at(8.0, 3.0)
+    # a door narrower than a body is closed too
+    narrow = np.vstack([ROOM[:4], [[5, 0, 5, 2.8], [5, 3.2, 5, 6]]])
+    grid = WalkingGrid(narrow, 0.3, 0.1)
+    assert grid.region_at(2.0, 3.0) != grid.region_at(8.0, 3.0)
+
+
+def test_distances_go_round_the_wall_through_the_door() -> None:
+    grid = WalkingGrid(ROOM, 0.3, 0.1)
+    index = grid.field_id(8.0, 1.0, set())
+    field = grid.fields[index]
+    ix, iy = grid.cell_of(2.0, 1.0)
+    through_door = math.dist((2.0, 1.0), (5.0, 3.0)) + math.dist((5.0, 3.0), (8.0, 1.0))
+    # path lengths weighted near walls: at least the way through the door, not much more
+    assert 0.99 * through_door < field[iy, ix] < 2.0 * through_door
+    # the same goal again: the same field
+    assert grid.field_id(8.0, 1.0, set()) == grid.field_id(8.02, 1.02, set())
+
+
+def test_following_the_directions_leads_through_the_door() -> None:
+    grid = WalkingGrid(ROOM, 0.3, 0.1)
+    position = np.array([[2.0, 1.0]])
+    goal = np.array([[8.0, 1.0]])
+    field = np.array([grid.field_id(8.0, 1.0, set())])
+    walls = WallIndex(ROOM)
+    near = np.empty((8, 3))
+    for step in range(400):
+        direction, distance = np.zeros((1, 2)), np.zeros(1)
+        walking_directions(position, goal, field, *grid.arrays(), direction, distance)
+        if distance[0] < 0.1:
+            break
+        position = position + 0.05 * direction
+        found = walls_within(position[0, 0], position[0, 1], 0.3, step + 1, *walls.arrays(), near, 8)
+        assert found == 0 or near[0, 0] > 0.1  # never into a wall
+    assert np.linalg.norm(position - goal) < 0.1
+
+
+def test_in_open_space_the_way_is_straight() -> None:
+    grid = WalkingGrid(ROOM, 0.3, 0.1)
+    # away from the walls (more than CLEARANCE beyond where a body touches them)
+    position, goal = np.array([[2.0, 2.5]]), np.array([[3.5, 3.7]])
+    field = np.array([grid.field_id(3.5, 3.7, set())])
+    direction, distance = np.zeros((1, 2)), np.zeros(1)
+    walking_directions(position, goal, field, *grid.arrays(), direction, distance)
+    assert np.allclose(direction[0], (goal[0] - position[0]) / np.linalg.norm(goal[0] - position[0]))
+    assert distance[0] == pytest.approx(np.linalg.norm(goal[0] - position[0]))
+
+
+def test_large_extents_get_coarser_cells_within_the_limit() -> None:
+    from sim_server.core import limits
+
+    far = np.array([[0.0, 0.0, 5000.0, 0.0], [0.0, 0.0, 0.0, 5000.0]])
+    grid = WalkingGrid(far, 0.3, 0.1)
+    assert grid.nx * grid.ny <= limits.MAX_NAVIGATION_CELLS
+    assert grid.cell > 0.1

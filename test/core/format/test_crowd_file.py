@@ -1,0 +1,146 @@
+"""Bad crowds in world files: every one ends in one clear line naming the file, the crowd and the
+key, or loads and steps with finite poses."""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sim_server.core import limits
+from sim_server.core.errors import ConfigError
+from sim_server.core.world import World
+from test.core.test_abuse import HOSTILE_VALUES, _paths, _remove, _replace, assert_clean_outcome
+
+ROOM = "-6 -4 6 -4\n6 -4 6 4\n6 4 -6 4\n-6 4 -6 -4\n0 -4 0 -1\n0 1 0 4\n0 -1 0 1\n"  # the door closed
+CROWD: dict[str, Any] = {
+    "name": "people",
+    "model": "social_force",
+    "radius": 0.3,
+    "speed": [1.0, 1.4],
+    "update_rate": 20,
+    "layers": ["walls"],
+    "seed": 4,
+    "parameters": {"social_factor": 5.1, "neighbor_range": 8.0},
+    "regions": {"left": [-5.5, -3.5, -0.5, 3.5]},
+    "goals_per_region": 8,
+    "navigation_cell": 0.2,
+    "agents": [
+        {"count": 4, "start": "left", "goals": "left", "wait": [0, 1], "group": True},
+        {"count": 1, "start": [-3, 0], "waypoints": [[-3, 2], [-2, -2]], "loop": False, "speed": 1.2},
+    ],
+    "spawners": [{"at": [-5, 0], "rate": 1.0, "limit": 3, "total": 5, "size": 1, "waypoints": [[-1, 0]]}],
+}
+
+
+def write_world(tmp_path: Path, crowds: Any) -> Path:
+    (tmp_path / "room.dat").write_text(ROOM)
+    (tmp_path / "room.yaml").write_text("type: line_segments\ndata: room.dat\nscale: 1\norigin: [0, 0, 0]\n")
+    document = {"properties": {}, "layers": [{"name": "walls", "map": "room.yaml"}], "pedestrians": crowds}
+    path = tmp_path / "world.yaml"
+    path.write_text(yaml.safe_dump(document, default_flow_style=True, width=1 << 30))
+    return path
+
+
+def load_error(tmp_path: Path, crowds: Any) -> str:
+    with pytest.raises(ConfigError) as raised:
+        World.from_file(write_world(tmp_path, crowds)).close()
+    message = str(raised.value)
+    assert "\n" not in message and "world.yaml" in message, message
+    return message
+
+
+def changed(path: tuple, value: Any) -> list[Any]:
+    return [_replace(CROWD, path, value)]
+
+
+def test_the_example_crowd_loads_and_walks(tmp_path: Path) -> None:
+    world = World.from_file(write_world(tmp_path, [CROWD]))
+    world.step(500)
+    assert world.crowd("people").people.count >= 5
+    world.close()
+
+
+@pytest.mark.parametrize(("crowds", "words"), [
+    (changed(("agents", 0, "count"), -1), 'key "count" must be an integer >= 0'),
+    (changed(("radius",), math.nan), 'key "radius" must be a finite number >= 0.05'),
+    (changed(("parameters", "social_factor"), math.inf), 'key "social_factor" must be a finite number'),
+    (changed(("parameters", "relaxation_time"), 0), 'key "relaxation_time" must be a finite number > 0'),
+    (changed(("parameters", "gamma"), 0.0), 'key "gamma" must be a finite number > 0'),
+    (changed(("parameters", "wrap_angle"), False), 'unrecognized key(s) "wrap_angle"'),
+    (changed(("speed",), [2.0, 1.0]), "low <= high"),
+    (changed(("speed",), -1.0), 'key "speed" must be a finite number > 0'),
+    (changed(("spawners", 0, "rate"), 0), 'key "rate" must be a finite number > 0'),
+    (changed(("spawners", 0, "size"), 9), 'key "size" must be at most the limit (3)'),
+    (changed(("model",), "boids"), 'key "model" must be one of social_force, orca'),
+    (changed(("layers",), ["nowhere"]), 'names layer "nowhere", which the world does not have'),
+    (changed(("agents", 0, "goals"), "moon"), 'names region "moon", which the crowd does not have'),
+    (changed(("regions", "left"), [1, 1, 0, 0]), "min < max"),
+    (changed(("agents", 1, "waypoints"), [[1e9, 0]]), "waypoint 0 must be a point [x, y] of a finite number"),
+    (changed(("agents", 1, "waypoints"), []), "non-empty list"),
+    (changed(("agents", 1, "goals"), "left"), "exclude each other"),
+    ([_remove(CROWD, ("spawners", 0, "waypoints"))], "nowhere to go"),
+    ([CROWD, CROWD], 'names a crowd "people" that exists already'),
+], ids=lambda value: value if isinstance(value, str) else None)
+def test_bad_values_get_one_line_naming_the_key(tmp_path: Path, crowds: Any, words: str) -> None:
+    message = load_error(tmp_path, crowds)
+    assert words in message, message
+    assert 'pedestrians[' in message, message
+
+
+def test_goals_inside_walls_and_out_of_reach_are_named(tmp_path: Path) -> None:
+    inside = load_error(tmp_path, changed(("agents", 1, "waypoints"), [[-3, 2], [0.1, 2.0]]))
+    assert 'agents[1]: key "waypoints": waypoint 1 (0.1, 2) lies within 0.3 m' in inside, inside
+    beyond = load_error(tmp_path, changed(("agents", 1, "waypoints"), [[3, 0]]))  # the other room
+    assert 'waypoint 0 [3.0, 0.0] cannot be reached from the start' in beyond, beyond
+    crowd = copy.deepcopy(CROWD)
+    crowd["regions"]["right"] = [0.5, -3.5, 5.5, 3.5]
+    crowd["agents"][0]["goals"] = "right"
+    region = load_error(tmp_path, [crowd])
+    assert 'key "goals": region "right" cannot be reached from the start' in region, region
+    crowd["regions"]["right"] = [-0.2, -3.5, 0.2, 3.5]  # the wall itself
+    crowd["agents"][0]["goals"] = "left"
+    walled = load_error(tmp_path, [crowd])
+    assert 'region "right" has no place where a pedestrian of radius 0.3 m fits' in walled, walled
+    crowd = copy.deepcopy(CROWD)
+    crowd["agents"][1]["start"] = [-6, 0]
+    assert 'key "start" (-6, 0) lies within 0.3 m' in load_error(tmp_path, [crowd])
+
+
+def test_no_room_to_start_is_named(tmp_path: Path) -> None:
+    crowd = copy.deepcopy(CROWD)
+    crowd["regions"]["nook"] = [-5.9, -3.9, -5.1, -3.1]
+    crowd["agents"][0].update(count=50, start="nook", goals="left")
+    message = load_error(tmp_path, [crowd])
+    assert 'agents[0]: key "start": no room for 50 pedestrians' in message, message
+
+
+def test_too_many_spawners_people_and_crowds_are_refused(tmp_path: Path) -> None:
+    crowd = copy.deepcopy(CROWD)
+    crowd["spawners"] = [CROWD["spawners"][0]] * 1000
+    assert f"lists 1000 spawners, more than the limit of {limits.MAX_SPAWNERS}" in load_error(tmp_path, [crowd])
+    crowd = copy.deepcopy(CROWD)
+    crowd["agents"][0]["count"] = limits.MAX_PEDESTRIANS + 1
+    assert "must be an integer >= 0 and <= 10000" in load_error(tmp_path, [crowd])
+    many = [dict(CROWD, name=f"c{i}", agents=[], spawners=[]) for i in range(limits.MAX_CROWDS + 1)]
+    assert f"must list at most {limits.MAX_CROWDS} crowds" in load_error(tmp_path, many)
+
+
+def _crowd_variants() -> list[Any]:
+    variants = []
+    for path in _paths(CROWD):
+        for value in HOSTILE_VALUES:
+            variants.append(pytest.param(_replace(CROWD, path, value), id=f"{list(path)} = {value!r:.30}"))
+        if path:
+            variants.append(pytest.param(_remove(CROWD, path), id=f"{list(path)} removed"))
+    return random.Random("crowd abuse").sample(variants, 120)
+
+
+@pytest.mark.parametrize("crowd", _crowd_variants())
+def test_generated_bad_crowds_load_cleanly_or_fail_in_one_line(tmp_path: Path, crowd: Any) -> None:
+    assert_clean_outcome(write_world(tmp_path, [crowd]))
