@@ -21,6 +21,8 @@ Scenarios:
   the cost per robot from 1 to 1,000 robots, and the start-up of a 4000 x 4000 map.
 * ``rendering``: :mod:`bench.rendering`: milliseconds per picture of the office (a fixed view, a
   turning view, a camera's view around the driving cleaner) and a recording's frames a second.
+* ``crowds``: :mod:`bench.crowd_scenarios`: the office with 200 and 1,000 people (ROS node and
+  in-process), the social force model beside pysocialforce and ORCA beside RVO2.
 * ``learning``: :mod:`bench.learning`: environment steps a second of the navigation task's
   vector environment with 1 to 256 worlds in one process on one core, beside Gymnasium's
   SyncVectorEnv of 64 single environments, and as 1 and 2 Ray actors of 64 worlds.
@@ -243,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
 
     rendering_runs = [rendering.run(args.seconds) for _ in range(args.repeats)]
     pictures = {name: median_of([run[name] for run in rendering_runs]) for name in rendering_runs[0]}
+    from bench import crowd_scenarios
+
+    crowds = crowd_scenarios.run(args.seconds, args.quick)
     from bench import learning
 
     learning_runs = [learning.run(args.seconds) for _ in range(args.repeats)]
@@ -295,6 +300,18 @@ def main(argv: list[str] | None = None) -> int:
     for name, m in pictures.items():
         rate = f" ({m['frames_per_s']:.0f} frames/s, stepping included)" if "frames_per_s" in m else ""
         print(f"  {name:28} {m['ms_per_frame']:7.3f} ms{rate}")
+    print("\ncrowds")
+    for name, m in crowds.items():
+        if "rtf" in m:
+            print(f"  {name:32} {m['rtf']:7.1f}x real time, {m['ms_per_step']:.3f} ms/step, start-up {m['startup_s']:.2f} s")
+        elif name == "ORCA vs RVO2":
+            print(
+                f"  {name:32} {m['ours_ms']:.3f} ms a step against {m['rvo2_ms']:.3f} ms ({m['ratio']:.1f}x); deepest "
+                f"overlap {m['ours_overlap_m']:.3f} m against {m['rvo2_overlap_m']:.3f} m; arrived {m['ours_arrived']} and "
+                f"{m['rvo2_arrived']} of 250, on average after {m['ours_mean_arrival_s']:.0f} s and {m['rvo2_mean_arrival_s']:.0f} s"
+            )
+        else:
+            print(f"  {name:32} {m['ours_ms']:.2f} ms a step against {m['pysocialforce_ms']:.0f} ms ({m['ratio']:.0f}x)")
     print("\nlearning, navigation task (environment steps a second, one core)")
     for name, m in training.items():
         alone = f" ({m['actors_steps_per_s']:.0f} in the actors alone)" if "actors_steps_per_s" in m else ""
@@ -315,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         "level_runs": level_runs,
         "rendering": pictures,
         "rendering_runs": rendering_runs,
+        "crowds": crowds,
         "learning": training,
         "learning_runs": learning_runs,
         "peak_rss_mib": peak_rss_mib,

@@ -106,6 +106,11 @@ TARGETS: tuple[Target, ...] = (
     Target("1 km map streamed vs small", "x", 1.5, False, lambda r: _level_ratio(r, *_MAP, faster=False)),
     Target("1 km map streamed vs whole", "x faster", 10.0, True, lambda r: _level_ratio(r, *_MAP, faster=True)),
     Target("camera picture, 256 x 256", "ms", 1.0, False, lambda r: r["rendering"][CAMERA]["ms_per_frame"]),
+    Target("office, 200 people", "x real time", 30.0, True, lambda r: r["crowds"]["office, 200 people"]["rtf"]),
+    Target("office, 1000 people", "x real time", 5.0, True, lambda r: r["crowds"]["office, 1000 people"]["rtf"]),
+    Target("social force vs pysocialforce", "x faster", 100.0, True,
+           lambda r: r["crowds"]["social force vs pysocialforce"]["ratio"]),
+    Target("ORCA vs RVO2 (pyrvo)", "x faster", 1.0, True, lambda r: r["crowds"]["ORCA vs RVO2"]["ratio"]),
     Target(
         f"vector env, {VECTOR_WORLDS} worlds, one core", "steps/s", 20_000.0, True,
         lambda r: r["learning"][VECTOR_ENV.format(count=VECTOR_WORLDS)]["steps_per_s"],

@@ -3,7 +3,8 @@
 The layers, each importing only those below it (``test/test_layering.py`` keeps it so):
 
 * :mod:`sim_server.core` -- the pure simulation core (world, layers, models, Box2D physics,
-  plugins, sensing). It never imports rclpy and can be used in-process, e.g. from a learning loop.
+  plugins, sensing, crowds). It never imports rclpy and can be used in-process, e.g. from a
+  learning loop.
 * :mod:`sim_server.rendering` -- pictures of a world, headless (no rclpy).
 * :mod:`sim_server.ros` -- the thin ROS 2 layer (node, services, topics, markers, the standard
   simulation interface).

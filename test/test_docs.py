@@ -1,7 +1,7 @@
 """The examples and commands of the README and of the pages in docs/ run as written.
 
 Each page's examples are read from the page they live on: the in-process example
-(docs/in_process.md), the pictures example and the recording commands (docs/pictures.md), the
+(docs/in_process.md), the crowd example and its error (docs/crowds.md), the pictures example and the recording commands (docs/pictures.md), the
 learning examples (docs/learning.md), the plugin example (docs/plugins.md) and the old module
 paths' table (docs/changes.md). The README's Python examples run here too; its shell commands are
 the pages' own, which run here (``python -m sim_server.record``) or in test/test_ros2_tools.py
@@ -58,6 +58,21 @@ def test_in_process_example_runs_without_ros() -> None:
     assert "render(world" in example and "world.render(" not in example
     result = run_python(example + NO_ROS, REPO_ROOT)
     assert result.returncode == 0, result.stderr
+
+
+def test_crowd_example_runs_without_ros() -> None:
+    example = python_blocks(page("crowds.md"))[0]
+    result = run_python(example + NO_ROS, REPO_ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "people_0" in result.stdout
+
+
+def test_crowd_page_s_error_is_the_one_the_loader_words(tmp_path) -> None:
+    from test.core.format.test_crowd_file import changed, load_error
+
+    shown = re.search(r"```text\n(.*?)\n```", page("crowds.md"), re.S).group(1)
+    message = load_error(tmp_path, changed(("agents", 1, "waypoints"), [[3, 0]]))
+    assert message.split("world.yaml: ", 1)[1] == shown.split("world.yaml: ", 1)[1]
 
 
 def test_picture_example_writes_its_pictures(tmp_path) -> None:

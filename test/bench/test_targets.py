@@ -27,6 +27,10 @@ def made_up_result(swarm_rtf: float) -> dict:
         "levels": levels,
         "rendering": {CAMERA: {"ms_per_frame": 0.5}},
         "learning": {VECTOR_ENV.format(count=64): {"steps_per_s": 19_000.0}},
+        "crowds": {
+            "office, 200 people": {"rtf": 31.0}, "office, 1000 people": {"rtf": 4.0},
+            "social force vs pysocialforce": {"ratio": 110.0}, "ORCA vs RVO2": {"ratio": 3.0},
+        },
         "scale": {
             "fleet: 100 robots, 720-beam 30 m lasers at 10 Hz, physics 100 Hz": {"rtf": 6.0},
             SWARM: {"rtf": swarm_rtf},
@@ -48,6 +52,8 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert met["cost of one more robot, spread"]  # (5.0, 6.0) us per extra robot
     assert met["camera picture, 256 x 256"]  # 0.5 ms
     assert not met["vector env, 64 worlds, one core"]  # 19,000 steps/s, not 20,000
+    assert met["office, 200 people"] and not met["office, 1000 people"]  # 31x, 4x (not 5x)
+    assert met["social force vs pysocialforce"] and met["ORCA vs RVO2 (pyrvo)"]
     assert "NOT MET" in describe(next(t for t in TARGETS if t.name == "swarm, 1000 robots"), result)
     assert next(t for t in TARGETS if t.name == "reference scene").value({}) is None  # missing figures
 

@@ -26,10 +26,11 @@ from sim_server.core.crowd.navigation import WalkingGrid, walking_directions
 from sim_server.core.crowd.neighbors import build_grid
 from sim_server.core.crowd.orca import orca_step
 from sim_server.core.crowd.people import IDLE, REGION_GOALS, WAYPOINTS, Pedestrian, People
-from sim_server.core.crowd.social_force import social_force_step
+from sim_server.core.crowd.social_force import neighbour_grids, social_force_step
 from sim_server.core.crowd.walls import WallIndex
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.crowd_file import CrowdSpec, OrcaParameters, Place, Route, SocialForceParameters
+from sim_server.core.compiled import jit
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.physics.layer import BodyRef
 
@@ -382,12 +383,8 @@ class Crowd:
     def _handle_arrivals(self, positions: np.ndarray, now: float) -> list[int]:
         """Start waits at goals reached, give new goals when waits end; the rows that leave."""
         people = self.people
-        n = people.count
-        moving = people.rows("mode") != IDLE
-        distances = np.linalg.norm(people.rows("goal") - positions, axis=1)
-        stop = self.spec.parameters.stop_distance
-        waiting = people.rows("wait_until") >= 0.0
-        arrived = np.flatnonzero(moving & ~waiting & (distances < stop))
+        arrived = _arrivals(people.count, people.mode, people.goal, positions, people.wait_until,
+                            self.spec.parameters.stop_distance)
         leaving = []
         groups = people.rows("group")
         for row in arrived:
@@ -396,8 +393,7 @@ class Crowd:
             route = self._routes[people.route[row]]
             low, high = route.wait
             people.wait_until[row] = now + (float(self.rng.uniform(low, high)) if high > 0.0 else 0.0)
-        done = np.flatnonzero((people.rows("wait_until") >= 0.0) & (people.rows("wait_until") <= now))
-        for row in done:
+        for row in _waits_over(people.count, people.wait_until, now):
             people.wait_until[row] = -1.0
             if not self._next_goal(row, now):
                 leaving.append(int(row))
@@ -528,10 +524,11 @@ class Crowd:
         out = np.zeros((n, 2))
         speeds = people.rows("speed")
         if isinstance(self.spec.parameters, SocialForceParameters):
-            grid = build_grid(everyone, total, max(self.spec.parameters.neighbor_range / 2.0, 0.5))
+            grid = neighbour_grids(everyone, n, total, self.spec.parameters.neighbor_range)
             self._stamp = social_force_step(
                 self.parameters, self.dt, n, everyone, velocities, radii, directions, distances, speeds,
-                people.rows("group"), max(self._next_group, 1), total, *grid, *walls.arrays(), self._stamp, out,
+                people.rows("group"), max(self._next_group, 1), total, *grid, *walls.arrays(), self._stamp,
+                *walls.nearest_map(), out,
             )
         else:
             parameters: OrcaParameters = self.spec.parameters
@@ -579,6 +576,28 @@ class Crowd:
         """Remove every person."""
         self._remove_rows(range(self.people.count))
         self._robots = None
+
+
+@jit
+def _arrivals(count, mode, goal, positions, wait_until, stop):  # pragma: no cover - compiled
+    """The rows of people walking (not idle, not waiting) within ``stop`` (m) of their goal."""
+    rows = []
+    for i in range(count):
+        if mode[i] != IDLE and wait_until[i] < 0.0:
+            dx, dy = goal[i, 0] - positions[i, 0], goal[i, 1] - positions[i, 1]
+            if dx * dx + dy * dy < stop * stop:
+                rows.append(i)
+    return rows
+
+
+@jit
+def _waits_over(count, wait_until, now):  # pragma: no cover - compiled
+    """The rows of people whose wait has ended by ``now`` (s)."""
+    rows = []
+    for i in range(count):
+        if 0.0 <= wait_until[i] <= now:
+            rows.append(i)
+    return rows
 
 
 def _placed(edges: np.ndarray, origin: Any) -> np.ndarray:

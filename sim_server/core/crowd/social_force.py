@@ -38,14 +38,16 @@ import numpy as np
 
 from sim_server.core.compiled import jit
 from sim_server.core.format.crowd_file import SocialForceParameters
-from sim_server.core.crowd.neighbors import cell_span
-from sim_server.core.crowd.walls import keep_out_of_walls, walls_within
+from sim_server.core.crowd.neighbors import build_grid, cell_span
+from sim_server.core.crowd.walls import keep_out_of_walls, nearest_wall, walls_within
 
 #: Most walls a pedestrian's step is checked against (the nearest ones).
 MAX_WALLS_PER_AGENT = 8
+#: Walls within this (m) beyond what a step can reach are found exactly, not from the map.
+NEAR_WALL = 0.5
 
 
-__all__ = ["SocialForceParameters", "social_force_step", "angle_of"]
+__all__ = ["SocialForceParameters", "social_force_step", "neighbour_grids", "angle_of"]
 
 # Indices into SocialForceParameters.array().
 (_TAU, _DESIRED, _GOAL_THRESHOLD, _SOCIAL, _LAMBDA, _GAMMA, _N, _N_PRIME, _RANGE, _OBSTACLE, _SIGMA,
@@ -120,14 +122,18 @@ _social = jit(_social, inline="always")
 
 
 def _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, cutoff, wrap,
-                   x0, y0, cell, nx, ny, starts, items):  # pragma: no cover - compiled
+                   x0, y0, cell, nx, ny, starts, items,
+                   rx0, ry0, rcell, rnx, rny, rstarts, ritems):  # pragma: no cover - compiled
     """The social force (before ``social_factor``) on each of agents ``0..count-1`` of everyone
-    within ``reach`` (agents and the others after them).
+    within ``reach``: the other agents (grid ``x0`` ... ``items`` over ``positions[:count]``) and
+    the others after them (robots: grid ``rx0`` ... ``ritems``, item k is ``positions[count + k]``).
 
     With theta wrapped the model is antisymmetric: for the pair seen from j, d and t both turn
     round (D_ji = -D_ij), so theta and both exponentials are the same and F_ji = -F_ij. Each pair
-    is then computed once, half the work. pysocialforce's unwrapped theta can differ by 2 pi
-    between the two sides: without wrapping every ordered pair is computed.
+    of agents is then computed once, half the work: from the agent in the earlier cell (row by
+    row), or within one cell from the lower index. pysocialforce's unwrapped theta can differ by
+    2 pi between the two sides: without wrapping every ordered pair is computed. Cells wholly
+    beyond ``reach`` are skipped.
     """
     social = np.zeros((count, 2))
     reach_sq = reach * reach
@@ -138,13 +144,26 @@ def _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, 
         xi, yi = positions[i, 0], positions[i, 1]
         vxi, vyi = velocities[i, 0], velocities[i, 1]
         sx, sy = 0.0, 0.0
+        own_x = min(int((xi - x0) / cell), nx - 1)  # as build_grid sorted it
+        own_y = min(int((yi - y0) / cell), ny - 1)
         ix_low, ix_high, iy_low, iy_high = cell_span(xi, yi, reach, x0, y0, cell, nx, ny)
         for gy in range(iy_low, iy_high + 1):
+            if wrap and gy < own_y:
+                continue
+            bottom = y0 + gy * cell
+            gap_y = max(bottom - yi, yi - (bottom + cell), 0.0)
             for gx in range(ix_low, ix_high + 1):
+                own = gy == own_y and gx == own_x
+                if wrap and gy == own_y and gx < own_x:
+                    continue
+                left = x0 + gx * cell
+                gap_x = max(left - xi, xi - (left + cell), 0.0)
+                if gap_x * gap_x + gap_y * gap_y > reach_sq and not own:
+                    continue
                 c = gy * nx + gx
                 for k in range(starts[c], starts[c + 1]):
                     j = items[k]
-                    if j == i or (wrap and j < i):
+                    if j == i or (wrap and own and j < i):
                         continue
                     dx = xi - positions[j, 0]
                     dy = yi - positions[j, 1]
@@ -155,9 +174,25 @@ def _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, 
                                      distance_sq, vxi, vyi, velocities[j, 0], velocities[j, 1])
                     sx += px
                     sy += py
-                    if wrap and j < count:
+                    if wrap:
                         social[j, 0] -= px
                         social[j, 1] -= py
+        # the robots push, and are not pushed here
+        ix_low, ix_high, iy_low, iy_high = cell_span(xi, yi, reach, rx0, ry0, rcell, rnx, rny)
+        for gy in range(iy_low, iy_high + 1):
+            for gx in range(ix_low, ix_high + 1):
+                c = gy * rnx + gx
+                for k in range(rstarts[c], rstarts[c + 1]):
+                    j = count + ritems[k]
+                    dx = xi - positions[j, 0]
+                    dy = yi - positions[j, 1]
+                    distance_sq = dx * dx + dy * dy
+                    if distance_sq > reach_sq or distance_sq == 0.0:
+                        continue
+                    px, py = _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy,
+                                     distance_sq, vxi, vyi, velocities[j, 0], velocities[j, 1])
+                    sx += px
+                    sy += py
         social[i, 0] += sx
         social[i, 1] += sy
     return social
@@ -168,11 +203,25 @@ def _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, 
 _social_forces = jit(_social_forces, fastmath=True)
 
 
+#: Smallest side (m) of the neighbour grids' cells.
+MIN_GRID_CELL = 0.5
+
+
+def neighbour_grids(positions: np.ndarray, count: int, total: int, reach: float) -> tuple:
+    """The two grids :func:`social_force_step` takes: the agents ``positions[:count]`` and the
+    others ``positions[count:total]``, cells of a third of ``reach`` (m; at least
+    :data:`MIN_GRID_CELL`)."""
+    cell = max(min(reach, 1.0e6) / 3.0, MIN_GRID_CELL)
+    return (*build_grid(positions[:count], count, cell), *build_grid(positions[count:total], total - count, cell))
+
+
 @jit
 def social_force_step(
     params, dt, count, positions, velocities, radii, directions, goal_distances, preferred_speeds,
     group_ids, group_count, total, x0, y0, cell, nx, ny, starts, items,
-    segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp, out,
+    rx0, ry0, rcell, rnx, rny, rstarts, ritems,
+    segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp,
+    nearest_points, nearest_x0, nearest_y0, nearest_cell, out,
 ):  # pragma: no cover - compiled
     """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` after one step of ``dt`` s.
 
@@ -180,8 +229,11 @@ def social_force_step(
     then others that push them but do not move here (robots). ``directions`` (unit vectors) and
     ``goal_distances`` (m) say where each agent walks; ``preferred_speeds`` (m/s) how fast.
     ``group_ids`` (-1: none) number the groups ``0..group_count-1``. The grid (``x0`` ...
-    ``items``) indexes ``positions[:total]`` with cells of at least the neighbour range; the wall
-    index (``segments`` ... ``wstamps``) the walls, ``stamp`` a fresh number for its queries.
+    ``items``) indexes the agents ``positions[:count]`` (cells of a third of the neighbour range
+    suit it best), the robots' grid (``rx0`` ... ``ritems``) the others, ``positions[count:total]``;
+    the wall
+    index (``segments`` ... ``wstamps``) the walls, ``stamp`` a fresh number for its queries, the
+    nearest-wall map (``nearest_points`` ... ``nearest_cell``) the nearest wall of each place.
     Returns the next free stamp.
     """
     sums = np.zeros((group_count, 2))
@@ -209,7 +261,7 @@ def social_force_step(
     lam, gamma, n, n_prime = params[_LAMBDA], params[_GAMMA], params[_N], params[_N_PRIME]
     cutoff, wrap = params[_CUTOFF_EXPONENT], params[_WRAP] != 0.0
     social = _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, cutoff, wrap,
-                            x0, y0, cell, nx, ny, starts, items)
+                            x0, y0, cell, nx, ny, starts, items, rx0, ry0, rcell, rnx, rny, rstarts, ritems)
     for i in range(count):
         xi, yi = positions[i, 0], positions[i, 1]
         vxi, vyi = velocities[i, 0], velocities[i, 1]
@@ -227,16 +279,22 @@ def social_force_step(
         sx, sy = social[i, 0], social[i, 1]
         fx += params[_SOCIAL] * sx
         fy += params[_SOCIAL] * sy
-        # the nearest wall
-        found = walls_within(xi, yi, params[_OBSTACLE_THRESHOLD] + radii[i], stamp, segments, wx0, wy0,
-                             wcell, wnx, wny, wstarts, witems, wstamps, walls, MAX_WALLS_PER_AGENT)
-        stamp += 1
-        if found > 0 and walls[0, 0] > 0.0:
-            gap = walls[0, 0] - radii[i]
+        # the nearest wall (from the map; exactly where it is near), and the walls the step may reach
+        wall_distance, wall_x, wall_y = nearest_wall(xi, yi, nearest_points, nearest_x0, nearest_y0, nearest_cell)
+        near = radii[i] + dt * params[_MULTIPLIER] * preferred_speeds[i] + NEAR_WALL
+        found = 0
+        if wall_distance < near + 2.0 * nearest_cell:  # the map is within a cell or so of exact
+            found = walls_within(xi, yi, near, stamp, segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps,
+                                 walls, MAX_WALLS_PER_AGENT)
+            stamp += 1
+        if found > 0:
+            wall_distance, wall_x, wall_y = walls[0, 0], walls[0, 1], walls[0, 2]
+        if 0.0 < wall_distance < math.inf:
+            gap = wall_distance - radii[i]
             if gap < params[_OBSTACLE_THRESHOLD]:
-                amount = params[_OBSTACLE] * math.exp(-gap / params[_SIGMA]) / walls[0, 0]
-                fx += amount * (xi - walls[0, 1])
-                fy += amount * (yi - walls[0, 2])
+                amount = params[_OBSTACLE] * math.exp(-gap / params[_SIGMA]) / wall_distance
+                fx += amount * (xi - wall_x)
+                fy += amount * (yi - wall_y)
         # group forces
         g = group_ids[i]
         if g >= 0 and sizes[g] > 1.0:

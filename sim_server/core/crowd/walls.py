@@ -4,7 +4,10 @@ and the rule that no pedestrian steps into a wall.
 A :class:`WallIndex` holds segments ``x1, y1, x2, y2`` (m, world frame: the loaded pieces of the
 layers a crowd walks in) sorted into square cells by their bounding boxes. The compiled queries
 look only at the cells within reach of a point and mark the segments they have seen, so a
-segment spanning many cells counts once.
+segment spanning many cells counts once. A map image gives thousands of short segments (the
+office's 5,242), so the wall force, which wants the nearest wall within metres, reads a
+nearest-wall map instead (:meth:`WallIndex.nearest_map`, :func:`nearest_wall`); the exact query
+stays for the short reach of :func:`keep_out_of_walls`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,11 @@ from sim_server.core.crowd.neighbors import cell_span
 WALL_CELL = 1.0
 #: Most cells of one index: larger extents get larger cells.
 MAX_WALL_CELLS = 4_000_000
+#: Side (m) of the cells of the nearest-wall map, and the most cells it may have.
+NEAREST_CELL = 0.1
+MAX_NEAREST_CELLS = 4_000_000
+#: Free space (m) the nearest-wall map covers around the walls.
+NEAREST_MARGIN = 4.0
 
 
 @jit
@@ -69,6 +77,66 @@ def _index_segments(segments, cell, max_cells):  # pragma: no cover - compiled
     return x0, y0, cell, nx, ny, counts, items
 
 
+@jit
+def _take(points, best, cx, cy, ox, oy, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
+    """Give cell (cx, cy) the nearest point of cell (ox, oy) where it is nearer to its centre."""
+    if ox < 0 or oy < 0 or ox >= nx or oy >= ny:
+        return
+    qx, qy = points[oy, ox, 0], points[oy, ox, 1]
+    if qx != qx:  # NaN: none yet
+        return
+    px, py = x0 + (cx + 0.5) * cell, y0 + (cy + 0.5) * cell
+    d = (px - qx) ** 2 + (py - qy) ** 2
+    if d < best[cy, cx]:
+        best[cy, cx] = d
+        points[cy, cx, 0], points[cy, cx, 1] = qx, qy
+
+
+@jit
+def _nearest_wall_map(segments, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
+    """Per cell, the point of the walls nearest to the cell's centre: exact in the cells along
+    each segment and their neighbours, then carried to the other cells by two sweeps that take
+    a neighbour's point where it is nearer (a vector distance transform: within a cell or so of
+    exact; each sweep also runs each row backwards). Returns (ny, nx, 2) points (NaN: none found)."""
+    points = np.full((ny, nx, 2), np.nan)
+    best = np.full((ny, nx), np.inf)
+    for s in range(segments.shape[0]):
+        ax, ay, bx, by = segments[s, 0], segments[s, 1], segments[s, 2], segments[s, 3]
+        length = math.hypot(bx - ax, by - ay)
+        samples = int(length / (0.5 * cell)) + 1
+        for k in range(samples + 1):
+            t = k / samples
+            sx = int(math.floor((ax + t * (bx - ax) - x0) / cell))
+            sy = int(math.floor((ay + t * (by - ay) - y0) / cell))
+            for dy in range(-1, 2):
+                for dx in range(-1, 2):
+                    cx, cy = sx + dx, sy + dy
+                    if cx < 0 or cy < 0 or cx >= nx or cy >= ny:
+                        continue
+                    px, py = x0 + (cx + 0.5) * cell, y0 + (cy + 0.5) * cell
+                    qx, qy = closest_point(px, py, ax, ay, bx, by)
+                    d = (px - qx) ** 2 + (py - qy) ** 2
+                    if d < best[cy, cx]:
+                        best[cy, cx] = d
+                        points[cy, cx, 0], points[cy, cx, 1] = qx, qy
+    for sweep in range(2):
+        step = 1 if sweep == 0 else -1
+        y_range = range(ny) if sweep == 0 else range(ny - 1, -1, -1)
+        for cy in y_range:
+            x_range = range(nx) if sweep == 0 else range(nx - 1, -1, -1)
+            for cx in x_range:
+                # the neighbours already swept: behind in the row, and the three of the row before
+                for k in range(4):
+                    ox = -step if k <= 1 else (0 if k == 2 else step)
+                    oy = 0 if k == 0 else -step
+                    _take(points, best, cx, cy, cx + ox, cy + oy, x0, y0, cell, nx, ny)
+            # then the row backwards, from the neighbour ahead
+            x_range = range(nx - 1, -1, -1) if sweep == 0 else range(nx)
+            for cx in x_range:
+                _take(points, best, cx, cy, cx + step, cy, x0, y0, cell, nx, ny)
+    return points
+
+
 class WallIndex:
     """Wall segments (N, 4: x1, y1, x2, y2 in m, world frame) in a grid of cells.
 
@@ -90,10 +158,28 @@ class WallIndex:
         self.starts, self.items = starts, items
         #: Scratch of the compiled queries: the query that last saw each segment.
         self.stamps = np.zeros(len(self.segments), dtype=np.int64)
+        self._nearest: tuple | None = None
 
     def arrays(self) -> tuple:
         """What the compiled kernels take: segments, x0, y0, cell, nx, ny, starts, items, stamps."""
         return self.segments, self.x0, self.y0, self.cell, self.nx, self.ny, self.starts, self.items, self.stamps
+
+    def nearest_map(self) -> tuple:
+        """The nearest-wall map (made on first use): points (ny, nx, 2; NaN without a wall), x0,
+        y0, cell (m) -- per cell the wall point nearest to its centre, within a cell or so."""
+        if self._nearest is None:
+            if not len(self.segments):
+                self._nearest = (np.full((1, 1, 2), np.nan), 0.0, 0.0, 1.0)
+            else:
+                low = np.minimum(self.segments[:, 0:2], self.segments[:, 2:4]).min(axis=0) - NEAREST_MARGIN
+                high = np.maximum(self.segments[:, 0:2], self.segments[:, 2:4]).max(axis=0) + NEAREST_MARGIN
+                cell = NEAREST_CELL
+                while math.ceil((high[0] - low[0]) / cell) * math.ceil((high[1] - low[1]) / cell) > MAX_NEAREST_CELLS:
+                    cell *= 1.25
+                nx, ny = int(math.ceil((high[0] - low[0]) / cell)), int(math.ceil((high[1] - low[1]) / cell))
+                points = _nearest_wall_map(self.segments, float(low[0]), float(low[1]), cell, nx, ny)
+                self._nearest = (points, float(low[0]), float(low[1]), float(cell))
+        return self._nearest
 
 
 @jit
@@ -142,6 +228,20 @@ def walls_within(px, py, reach, stamp, segments, x0, y0, cell, nx, ny, starts, i
                 if found < limit:
                     found += 1
     return found
+
+
+@jit
+def nearest_wall(px, py, points, x0, y0, cell):  # pragma: no cover - compiled
+    """(distance, qx, qy) of the nearest-wall map's point for (px, py) (m); distance inf where
+    the map has none (beyond its margin)."""
+    ny, nx = points.shape[0], points.shape[1]
+    cx, cy = int(math.floor((px - x0) / cell)), int(math.floor((py - y0) / cell))
+    if cx < 0 or cy < 0 or cx >= nx or cy >= ny:
+        return math.inf, 0.0, 0.0
+    qx, qy = points[cy, cx, 0], points[cy, cx, 1]
+    if qx != qx:
+        return math.inf, 0.0, 0.0
+    return math.hypot(px - qx, py - qy), qx, qy
 
 
 @jit

@@ -396,11 +396,12 @@ class ScanScene:
                 self._table = _MovingTable(list(self._movers.values()))
             moving = self._table.in_world()
             circles, bits = self._world.crowd_circles()
-            if len(circles):  # the pedestrians, as circles
-                moving = _concatenate([moving, MovingShapes(
-                    np.zeros((0, MAX_VERTICES, 2)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
-                    np.zeros(0, dtype=np.int64), circles, bits, bits,
-                )])
+            if len(circles):  # the pedestrians, as circles after the models' ones
+                moving = MovingShapes(
+                    moving.polygons, moving.polygon_counts, moving.polygon_bits, moving.polygon_tags,
+                    np.concatenate([moving.circles, circles]), np.concatenate([moving.circle_bits, bits]),
+                    np.concatenate([moving.circle_tags, bits]), moving.polygon_radii,
+                )
             self._moving = moving
             self._moving_at = iteration
         return self._moving

@@ -86,3 +86,18 @@ def test_large_extents_get_coarser_cells_within_the_limit() -> None:
     grid = WalkingGrid(far, 0.3, 0.1)
     assert grid.nx * grid.ny <= limits.MAX_NAVIGATION_CELLS
     assert grid.cell > 0.1
+
+
+def test_the_nearest_wall_map_is_within_a_cell_of_the_exact_nearest_wall() -> None:
+    from sim_server.core.crowd.walls import nearest_wall
+
+    rng = np.random.default_rng(2)
+    segments = np.column_stack([rng.uniform(0, 20, (300, 2)), np.zeros((300, 2))])
+    segments[:, 2:4] = segments[:, 0:2] + rng.uniform(-0.3, 0.3, (300, 2))  # short, as a map image's
+    index = WallIndex(segments)
+    points, x0, y0, cell = index.nearest_map()
+    near = np.empty((8, 3))
+    for k, (x, y) in enumerate(rng.uniform(-2, 22, (500, 2))):
+        mapped = nearest_wall(x, y, points, x0, y0, cell)[0]
+        found = walls_within(x, y, 50.0, k + 1, *index.arrays(), near, 8)
+        assert found and abs(mapped - near[0, 0]) <= 1.5 * cell * math.sqrt(2.0)

@@ -16,8 +16,7 @@ import pytest
 from bench.crowd_oracles import (
     arrival_steps, import_pysocialforce, pysocialforce_parameters, run_pysocialforce, run_social_force, walking_scene,
 )
-from sim_server.core.crowd.neighbors import build_grid
-from sim_server.core.crowd.social_force import angle_of, social_force_step
+from sim_server.core.crowd.social_force import angle_of, neighbour_grids, social_force_step
 from sim_server.core.crowd.walls import WallIndex
 from sim_server.core.format.crowd_file import SocialForceParameters
 
@@ -34,10 +33,11 @@ def _forces(state: np.ndarray, parameters: SocialForceParameters, groups: list[l
     for index, members in enumerate(groups or []):
         group_ids[members] = index
     out = np.zeros((count, 2))
-    grid = build_grid(position, count, max(min(parameters.neighbor_range, 1e6) / 2.0, 0.5))
+    grid = neighbour_grids(position, count, count, parameters.neighbor_range)
     index = WallIndex(np.zeros((0, 4)) if walls is None else walls)
     social_force_step(parameters.array(), dt, count, position, velocity, np.full(count, radius), direction, distance,
-                      np.full(count, 1.0e3), group_ids, len(groups or []), count, *grid, *index.arrays(), 1, out)
+                      np.full(count, 1.0e3), group_ids, len(groups or []), count, *grid, *index.arrays(), 1,
+                      *index.nearest_map(), out)
     return (out - velocity) / dt
 
 
@@ -164,11 +164,11 @@ def test_a_wall_pushes_and_no_body_enters_it() -> None:
     stamp = 1
     for _ in range(400):
         out = np.zeros((1, 2))
-        grid = build_grid(position[None], 1, 5.0)
+        grid = neighbour_grids(position[None], 1, 1, 10.0)
         stamp = social_force_step(parameters.array(), 0.05, 1, position[None].copy(), velocity[None].copy(),
                                   np.array([0.3]), np.array([[1.0, 0.0]]), np.array([5.0 - position[0]]),
                                   np.array([1.3]), np.full(1, -1, dtype=np.int64), 0, 1, *grid, *index.arrays(), stamp,
-                                  out)
+                                  *index.nearest_map(), out)
         velocity = out[0]
         position = position + velocity * 0.05
         assert 2.0 - position[0] >= 0.3 - 1e-9
@@ -182,8 +182,9 @@ def test_non_finite_velocities_never_come_out(bad: float) -> None:
     position, velocity = state[:, 0:2].copy(), state[:, 2:4].copy()
     velocity[0, 0] = bad
     out = np.zeros((count, 2))
-    grid = build_grid(position, count, 5.0)
+    empty = WallIndex(np.zeros((0, 4)))
+    grid = neighbour_grids(position, count, count, 10.0)
     social_force_step(SocialForceParameters().array(), 0.1, count, position, velocity, np.full(count, 0.3),
                       np.tile([1.0, 0.0], (count, 1)), np.full(count, 5.0), np.full(count, 1.3),
-                      np.full(count, -1, dtype=np.int64), 0, count, *grid, *WallIndex(np.zeros((0, 4))).arrays(), 1, out)
+                      np.full(count, -1, dtype=np.int64), 0, count, *grid, *empty.arrays(), 1, *empty.nearest_map(), out)
     assert np.isfinite(out).all()
