@@ -32,6 +32,9 @@ import re
 #: The debug marker topics of every layer and of every model (relative to the server node).
 ALL_LAYERS_TOPIC = "~/debug/layers"
 ALL_MODELS_TOPIC = "~/debug/models"
+#: Every pedestrian's state, and their markers (sim_server.ros.pedestrians).
+PEDESTRIANS_TOPIC = "~/pedestrians"
+PEDESTRIAN_MARKERS_TOPIC = "~/debug/pedestrians"
 #: Every run of characters that may not stand in a token (``_`` included, so runs collapse).
 _SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
 #: Hex digits of the name's hash used in tokens.

@@ -52,7 +52,7 @@ from sim_server.core.format.world_file import WorldSpec, load_world_file
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.format.yaml_reader import YamlReader, load_yaml_file, resolve_path
 from sim_server.core.geometry import Pose2D
-from sim_server.ros.names import ALL_LAYERS_TOPIC, ALL_MODELS_TOPIC
+from sim_server.ros.names import ALL_LAYERS_TOPIC, ALL_MODELS_TOPIC, PEDESTRIAN_MARKERS_TOPIC
 
 #: Default window size (pixels).
 WINDOW_WIDTH = 1400
@@ -134,6 +134,8 @@ class WorldSummary:
     map_extent: Extent | None = None
     extent: Extent | None = None
     sensors: list[SensorTopic] = field(default_factory=list)
+    #: Whether the world has crowds (their markers get a display).
+    pedestrians: bool = False
 
 
 # ------------------------------------------------------------------------------ reading a world
@@ -270,6 +272,7 @@ def summarize_world(
         except ConfigError as exc:
             raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
     summary.extent = extent
+    summary.pedestrians = bool(spec.crowds)
     return summary
 
 
@@ -387,6 +390,15 @@ def rviz_config(
             "Name": name,
             "Namespaces": {},
             "Topic": _topic(expand_topic(topic, node_name, namespace), "Transient Local", "Reliable", 1),
+            "Value": True,
+        })
+    if summary.pedestrians:
+        displays.append({
+            "Class": "rviz_default_plugins/MarkerArray",
+            "Enabled": True,
+            "Name": "Pedestrians",
+            "Namespaces": {},
+            "Topic": _topic(expand_topic(PEDESTRIAN_MARKERS_TOPIC, node_name, namespace), "Volatile", "Reliable", 5),
             "Value": True,
         })
     lasers = [sensor for sensor in summary.sensors if sensor.kind == "laser"][:max_sensor_displays]

@@ -40,6 +40,7 @@ from sim_server.ros.levels import LevelsInterface
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
 from sim_server.ros.services import WorldServices
 from sim_server.ros.standard_interface.compatibility import REMEDY, interface_problem
+from sim_server.ros.pedestrians import PedestrianPublisher
 from sim_server.ros.state_datapacks import StateDatapacks
 from sim_server.ros.subscriber_check import SubscriberCheck, refresh_all
 from sim_server.ros.visualization import DebugVisualization
@@ -113,6 +114,7 @@ class SimServerNode(Node):
         self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
         self.standard_interface = self._standard_interface()
         self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
+        self.pedestrians = PedestrianPublisher(self, self.world)
         self.levels = LevelsInterface(self, self.world)
         self.visualization = (
             DebugVisualization(
@@ -265,7 +267,7 @@ class SimServerNode(Node):
         self.world.close()
         self.world = new_world
         new_world.after_step_hooks.insert(0, self._publish_clock)
-        for part in (self.world_services, self.world_control, self.state_datapacks, self.levels):
+        for part in (self.world_services, self.world_control, self.state_datapacks, self.levels, self.pedestrians):
             part.use_world(new_world, loaded)
         self.world_services.set_paused(True)
         if self.standard_interface is not None:  # after the pause: the loaded world is STOPPED

@@ -202,3 +202,12 @@ def test_command_line(tmp_path) -> None:
     )
     assert failed.returncode == 1 and failed.stdout == ""
     assert failed.stderr.count("\n") == 1 and failed.stderr.startswith("rviz_config: error: no RViz configuration")
+
+
+def test_worlds_with_crowds_get_a_pedestrians_display() -> None:
+    crowd_world = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
+    displays = rviz_config(crowd_world)["Visualization Manager"]["Displays"]
+    shown = [d for d in displays if d["Name"] == "Pedestrians"]
+    assert len(shown) == 1 and shown[0]["Topic"]["Value"] == "/sim_server/debug/pedestrians"
+    plain = rviz_config(DEMO_WORLD)["Visualization Manager"]["Displays"]
+    assert not [d for d in plain if d["Name"] == "Pedestrians"]

@@ -67,6 +67,36 @@ class CrowdHost(Protocol):
         """A block inside which ``bodies`` may be destroyed."""
 
 
+#: What a person is doing (:attr:`CrowdState.states`): walking to a goal, waiting at one, standing
+#: without one (sim_msgs/Pedestrians' constants).
+WALKING_STATE, WAITING_STATE, STANDING_STATE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class CrowdState:
+    """A crowd's people at one instant, row by row.
+
+    Attributes:
+        crowd: the crowd's name.
+        names: each person's name (``<crowd>_<number>``).
+        positions: (N, 2) m, world frame.
+        headings: (N,) rad, the direction walked last.
+        velocities: (N, 2) m/s, world frame.
+        radius: the bodies' radius (m).
+        groups: (N,) group ids (-1 alone).
+        states: (N,) :data:`WALKING_STATE`, :data:`WAITING_STATE` or :data:`STANDING_STATE`.
+    """
+
+    crowd: str
+    names: list[str]
+    positions: np.ndarray
+    headings: np.ndarray
+    velocities: np.ndarray
+    radius: float
+    groups: np.ndarray
+    states: np.ndarray
+
+
 @dataclass
 class _Spawner:
     """A spawner's state: next arrival (sim s), people out and made."""
@@ -321,6 +351,18 @@ class Crowd:
             return np.zeros((0, 2))
         return self._bodies().poses()[:, :2]
 
+    def snapshot(self) -> "CrowdState":
+        """The people now (see :class:`CrowdState`)."""
+        people = self.people
+        n = people.count
+        states = np.full(n, WALKING_STATE, dtype=np.uint8)
+        states[people.rows("wait_until") >= 0.0] = WAITING_STATE
+        states[people.rows("mode") == IDLE] = STANDING_STATE
+        return CrowdState(
+            self.name, self.names(), self.positions().copy(), people.rows("heading").copy(),
+            people.rows("velocity").copy(), self.spec.radius, people.rows("group").copy(), states,
+        )
+
     def circles(self) -> np.ndarray:
         """(N, 3) x, y (m) and radius of every body, world frame (what lasers and pictures see)."""
         positions = self.positions()
@@ -443,6 +485,10 @@ class Crowd:
         update the people's velocities on every :attr:`every`-th step."""
         if iterations % self.every == 0:
             self.update(now)
+
+    def updates_at(self, iterations: int) -> bool:
+        """Whether the crowd updates before step number ``iterations + 1``."""
+        return iterations % self.every == 0
 
     def _wall_index(self) -> WallIndex:
         version = self.host.static_geometry_version
