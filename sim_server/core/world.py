@@ -253,6 +253,42 @@ class World:
                 return crowd
         raise EntityError(f'crowd with name "{name}" does not exist')
 
+    def find_pedestrian(self, name: str) -> tuple[Crowd, int] | None:
+        """The crowd and row of the pedestrian called ``name`` (None when there is none)."""
+        for crowd in self.crowds:
+            row = crowd.row_of(name)
+            if row is not None:
+                return crowd, row
+        return None
+
+    def spawn_pedestrian(self, crowd: str, position: tuple[float, float], goals=(), speed: float | None = None,
+                         name: str = "") -> str:
+        """Add a person to crowd ``crowd`` (see :meth:`Crowd.add`); ``name`` must be free among
+        models and pedestrians (empty: ``<crowd>_<number>``). Returns its name.
+
+        Raises:
+            EntityError: no such crowd, or the name is taken.
+            RequestError: a bad name, place, goal or speed; the world holds as many people as it may.
+        """
+        chosen = self.crowd(crowd)
+        if name:
+            problem = model_name_problem(name)
+            if problem is not None:
+                raise RequestError(problem)
+            if name in self.models or self.find_pedestrian(name) is not None:
+                raise EntityError(f'an entity named "{name}" exists already')
+        people = sum(each.people.count for each in self.crowds)
+        if people >= limits.MAX_PEDESTRIANS:
+            raise RequestError(f"the world holds {people} pedestrians, the limit")
+        return chosen.add(position, goals, speed, name)
+
+    def delete_pedestrian(self, name: str) -> None:
+        """Remove the pedestrian called ``name`` (EntityError when there is none)."""
+        found = self.find_pedestrian(name)
+        if found is None:
+            raise EntityError(f'pedestrian with name "{name}" does not exist')
+        found[0].remove(name)
+
     def crowd_circles(self) -> tuple[np.ndarray, np.ndarray]:
         """Every pedestrian's body: (N, 3) centre x, y and radius (m, world frame) and (N,) int64
         collision bits."""
@@ -312,16 +348,22 @@ class World:
             crowd.reset()
 
     def delete_spawned_models(self) -> None:
-        """Delete every model that spawn requests added (those of the world file stay)."""
+        """Delete every model and pedestrian that spawn requests added (those of the world file
+        stay, and the people of its crowds' spawners)."""
         for name in [name for name, model in self.models.items() if not model.from_world_file]:
             self.delete_model(name)
+        for crowd in self.crowds:
+            crowd.remove_added()
 
     def restore_models(self) -> None:
         """Put every model back at the pose it entered the world at (the world file's, or the
-        spawn request's), at rest; plugins keep their state, as after :meth:`set_model_state`."""
+        spawn request's), at rest; plugins keep their state, as after :meth:`set_model_state`.
+        Pedestrians go back where they entered, at rest, keeping their goals."""
         for model in list(self.models.values()):
             model.restore()
             self._notify_moved(model)
+        for crowd in self.crowds:
+            crowd.restore()
 
     def _load_layers(self, enable_levels: bool) -> None:
         for layer_spec in self.spec.layers:
@@ -425,6 +467,8 @@ class World:
             raise RequestError(problem)
         if name in self.models:
             raise EntityError(f'model with name "{name}" already exists')
+        if self.crowds and self.find_pedestrian(name) is not None:
+            raise EntityError(f'a pedestrian named "{name}" exists already')
         check_pose(pose)
 
     def spawn_model(

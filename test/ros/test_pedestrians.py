@@ -75,3 +75,13 @@ def test_a_world_without_crowds_publishes_nothing(ros_context, tmp_path: Path) -
         assert not received
     finally:
         h.close()
+
+
+def test_delete_model_deletes_pedestrians_too(crowd: Harness) -> None:
+    from sim_msgs.srv import DeleteModel
+
+    response = crowd.call(DeleteModel, "/delete_model", DeleteModel.Request(name="people_1"))
+    assert response.success and "pedestrian" in response.message
+    assert crowd.server.world.find_pedestrian("people_1") is None
+    again = crowd.call(DeleteModel, "/delete_model", DeleteModel.Request(name="people_1"))
+    assert not again.success

@@ -22,15 +22,18 @@ from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Mapping, Protoc
 import numpy as np
 from Box2D import b2
 
+from sim_server.core import limits
 from sim_server.core.crowd.navigation import WalkingGrid, walking_directions
 from sim_server.core.crowd.neighbors import build_grid
 from sim_server.core.crowd.orca import orca_step
-from sim_server.core.crowd.people import IDLE, REGION_GOALS, WAYPOINTS, Pedestrian, People
+from sim_server.core.crowd.people import (
+    IDLE, REGION_GOALS, STANDING_STATE, WAITING_STATE, WALKING_STATE, WAYPOINTS, CrowdState, Pedestrian, People,
+    arrivals, waits_over,
+)
 from sim_server.core.crowd.social_force import neighbour_grids, social_force_step
 from sim_server.core.crowd.walls import WallIndex
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.crowd_file import CrowdSpec, OrcaParameters, Place, Route, SocialForceParameters
-from sim_server.core.compiled import jit
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.physics.layer import BodyRef
 
@@ -46,6 +49,8 @@ PLACE_TRIES = 50
 PLACEMENT_SPACING = 2.4
 #: Density of a pedestrian's body (kg/m^2); kinematic bodies ignore it, contacts report it.
 BODY_DENSITY = 1.0
+#: Routes of people added at run time kept before unused ones are dropped.
+MAX_RUNTIME_ROUTES = 1000
 
 
 class CrowdHost(Protocol):
@@ -65,36 +70,6 @@ class CrowdHost(Protocol):
 
     def removing_bodies(self, bodies: Iterable[b2.body]) -> ContextManager[None]:
         """A block inside which ``bodies`` may be destroyed."""
-
-
-#: What a person is doing (:attr:`CrowdState.states`): walking to a goal, waiting at one, standing
-#: without one (sim_msgs/Pedestrians' constants).
-WALKING_STATE, WAITING_STATE, STANDING_STATE = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class CrowdState:
-    """A crowd's people at one instant, row by row.
-
-    Attributes:
-        crowd: the crowd's name.
-        names: each person's name (``<crowd>_<number>``).
-        positions: (N, 2) m, world frame.
-        headings: (N,) rad, the direction walked last.
-        velocities: (N, 2) m/s, world frame.
-        radius: the bodies' radius (m).
-        groups: (N,) group ids (-1 alone).
-        states: (N,) :data:`WALKING_STATE`, :data:`WAITING_STATE` or :data:`STANDING_STATE`.
-    """
-
-    crowd: str
-    names: list[str]
-    positions: np.ndarray
-    headings: np.ndarray
-    velocities: np.ndarray
-    radius: float
-    groups: np.ndarray
-    states: np.ndarray
 
 
 @dataclass
@@ -310,18 +285,21 @@ class Crowd:
             people.mode[row] = people.mode[rows[0]]
 
     def _add_person(self, route_index: int, position: tuple[float, float], speed: tuple[float, float], group: int,
-                    spawned: bool, now: float) -> int:
-        """Add a person; returns its row."""
+                    spawned: bool, now: float, name: str = "", added: bool = False) -> int:
+        """Add a person (named ``name``, else ``<crowd>_<number>``); returns its row."""
         number = self._next_number
         self._next_number += 1
-        name = f"{self.name}_{number}"
+        while not name and f"{self.name}_{number}" in self.host.models:  # a model took the name
+            number = self._next_number
+            self._next_number += 1
+        name = name or f"{self.name}_{number}"
         body = self.host.physics.CreateKinematicBody(position=position, fixedRotation=True)
         body.CreateFixture(self._fixture)
         body.userData = BodyRef(Pedestrian(name, self.name), BODY_NAME)
         route = self._routes[route_index]
         mode = IDLE if route.idle else (WAYPOINTS if route.waypoints else REGION_GOALS)
         row = self.people.add(body, number, route_index, float(self.rng.uniform(*speed)), group, position, mode,
-                              spawned, 0.0)
+                              spawned, 0.0, added)
         self._batch = None
         if mode != IDLE:
             self._next_goal(row, now, first=True)
@@ -425,7 +403,7 @@ class Crowd:
     def _handle_arrivals(self, positions: np.ndarray, now: float) -> list[int]:
         """Start waits at goals reached, give new goals when waits end; the rows that leave."""
         people = self.people
-        arrived = _arrivals(people.count, people.mode, people.goal, positions, people.wait_until,
+        arrived = arrivals(people.count, people.mode, people.goal, positions, people.wait_until,
                             self.spec.parameters.stop_distance)
         leaving = []
         groups = people.rows("group")
@@ -435,7 +413,7 @@ class Crowd:
             route = self._routes[people.route[row]]
             low, high = route.wait
             people.wait_until[row] = now + (float(self.rng.uniform(low, high)) if high > 0.0 else 0.0)
-        for row in _waits_over(people.count, people.wait_until, now):
+        for row in waits_over(people.count, people.wait_until, now):
             people.wait_until[row] = -1.0
             if not self._next_goal(row, now):
                 leaving.append(int(row))
@@ -591,25 +569,95 @@ class Crowd:
         self._bodies().set_velocities(np.column_stack([out, np.zeros(n)]))
 
     # ------------------------------------------------------------------ run-time changes
-    def add(self, position: tuple[float, float], goals: Sequence[tuple[float, float]] = (), speed: float | None = None) -> str:
-        """Add one person at ``position`` (m, world frame) walking ``goals`` in a loop (standing
-        without); returns its name. RequestError where a body cannot stand there."""
-        x, y = float(position[0]), float(position[1])
-        if self.grid is not None and self.grid.region_at(x, y) == -1:
-            raise RequestError(f"({x:g}, {y:g}) lies within {self.spec.radius:g} m of a wall: a pedestrian cannot stand there")
-        route = Route(tuple((float(gx) - self.offset[0], float(gy) - self.offset[1]) for gx, gy in goals), None, True)
-        self._routes.append(route)
-        chosen = speed if speed is not None else float(np.mean(self.spec.speed))
-        row = self._add_person(len(self._routes) - 1, (x, y), (chosen, chosen), -1, False, 0.0)
+    def add(self, position: tuple[float, float], goals: Sequence[tuple[float, float]] = (), speed: float | None = None,
+            name: str = "") -> str:
+        """Add one person at ``position`` (m, world frame) walking ``goals`` (m, world frame) in a
+        loop, standing without, at ``speed`` (m/s; the middle of the crowd's speeds by default);
+        returns its name (``name``, or ``<crowd>_<number>``). The caller checks that the name is
+        free among every entity of the world.
+
+        Raises:
+            RequestError: a place or goal inside a wall, a goal out of reach, values beyond the
+                limits (:mod:`sim_server.core.limits`).
+        """
+        x, y = _point_in_limits(position, "position")
+        if len(goals) > limits.MAX_WAYPOINTS:
+            raise RequestError(f"{len(goals)} goals, more than the limit of {limits.MAX_WAYPOINTS}")
+        points = [_point_in_limits(goal, f"goal {index}") for index, goal in enumerate(goals)]
+        chosen = float(np.mean(self.spec.speed)) if speed is None else float(speed)
+        if not limits.WALKING_SPEED.contains(chosen):
+            raise RequestError(f"speed must be {limits.WALKING_SPEED.describe()}, got {speed!r}")
+        if self.grid is not None:
+            start = self.grid.region_at(x, y)
+            if start == -1:
+                raise RequestError(f"({x:g}, {y:g}) lies within {self.spec.radius:g} m of a wall: a pedestrian cannot stand there")
+            for index, (gx, gy) in enumerate(points):
+                label = self.grid.region_at(gx, gy)
+                if label == -1:
+                    raise RequestError(f"goal {index} ({gx:g}, {gy:g}) lies within {self.spec.radius:g} m of a wall")
+                if -2 not in (label, start) and label != start:
+                    raise RequestError(f"goal {index} ({gx:g}, {gy:g}) cannot be reached from ({x:g}, {y:g}): walls close it off")
+        route = Route(tuple((gx - self.offset[0], gy - self.offset[1]) for gx, gy in points), None, True)
+        row = self._add_person(self._route_index(route), (x, y), (chosen, chosen), -1, False, 0.0, name, added=True)
         return self.people.bodies[row].userData.entity.name
+
+    def _route_index(self, route: Route) -> int:
+        """The index of a run-time route (the same route shared; unused ones dropped beyond
+        :data:`MAX_RUNTIME_ROUTES`)."""
+        fixed = len(self.spec.agents) + len(self.spec.spawners)
+        for index in range(fixed, len(self._routes)):
+            if self._routes[index] == route:
+                return index
+        if len(self._routes) - fixed >= MAX_RUNTIME_ROUTES:
+            used = sorted({int(r) for r in self.people.rows("route")} | set(range(fixed)))
+            renumber = {old: new for new, old in enumerate(used)}
+            self._routes = [self._routes[old] for old in used]
+            rows = self.people.rows("route")
+            rows[:] = [renumber[int(r)] for r in rows]
+        self._routes.append(route)
+        return len(self._routes) - 1
+
+    def row_of(self, name: str) -> int | None:
+        """The row of the person called ``name`` (None when there is none)."""
+        for row, body in enumerate(self.people.bodies):
+            if body.userData.entity.name == name:
+                return row
+        return None
 
     def remove(self, name: str) -> None:
         """Remove the person called ``name`` (EntityError when there is none)."""
-        for row, body in enumerate(self.people.bodies):
-            if body.userData.entity.name == name:
-                self._remove_rows([row])
-                return
-        raise EntityError(f'pedestrian "{name}" does not exist in crowd "{self.name}"')
+        row = self.row_of(name)
+        if row is None:
+            raise EntityError(f'pedestrian "{name}" does not exist in crowd "{self.name}"')
+        self._remove_rows([row])
+
+    def state_of(self, row: int) -> tuple[float, float, float, float, float]:
+        """x, y (m), heading (rad) and velocity vx, vy (m/s) of the person at ``row``."""
+        body = self.people.bodies[row]
+        velocity = body.linearVelocity
+        return (float(body.position[0]), float(body.position[1]), float(self.people.heading[row]),
+                float(velocity[0]), float(velocity[1]))
+
+    def place(self, row: int, x: float, y: float, heading: float, vx: float, vy: float) -> None:
+        """Put the person at ``row`` at (x, y) (m) facing ``heading`` (rad), moving at (vx, vy)
+        m/s until the next crowd update; RequestError where a body cannot stand there."""
+        if self.grid is not None and self.grid.region_at(x, y) == -1:
+            raise RequestError(f"({x:g}, {y:g}) lies within {self.spec.radius:g} m of a wall: a pedestrian cannot stand there")
+        body = self.people.bodies[row]
+        body.transform = ((x, y), 0.0)
+        body.linearVelocity = (vx, vy)
+        self.people.velocity[row] = (vx, vy)
+        self.people.heading[row] = heading
+
+    def remove_added(self) -> None:
+        """Remove the people requests added at run time (:meth:`add`)."""
+        self._remove_rows(np.flatnonzero(self.people.rows("added")).tolist())
+
+    def restore(self) -> None:
+        """Every person back where it entered the world, at rest, its goals kept."""
+        for row in range(self.people.count):
+            x, y = self.people.entry[row]
+            self.place(row, float(x), float(y), float(self.people.heading[row]), 0.0, 0.0)
 
     def reset(self) -> None:
         """Back to the world file's people and clocks (the same seed, the same choices)."""
@@ -624,26 +672,15 @@ class Crowd:
         self._robots = None
 
 
-@jit
-def _arrivals(count, mode, goal, positions, wait_until, stop):  # pragma: no cover - compiled
-    """The rows of people walking (not idle, not waiting) within ``stop`` (m) of their goal."""
-    rows = []
-    for i in range(count):
-        if mode[i] != IDLE and wait_until[i] < 0.0:
-            dx, dy = goal[i, 0] - positions[i, 0], goal[i, 1] - positions[i, 1]
-            if dx * dx + dy * dy < stop * stop:
-                rows.append(i)
-    return rows
-
-
-@jit
-def _waits_over(count, wait_until, now):  # pragma: no cover - compiled
-    """The rows of people whose wait has ended by ``now`` (s)."""
-    rows = []
-    for i in range(count):
-        if 0.0 <= wait_until[i] <= now:
-            rows.append(i)
-    return rows
+def _point_in_limits(point: Sequence[float], what: str) -> tuple[float, float]:
+    """A point (m) as floats; RequestError unless finite and within the world's coordinates."""
+    try:
+        x, y = float(point[0]), float(point[1])
+    except (TypeError, ValueError, IndexError):
+        raise RequestError(f"{what} must be a point (x, y), got {point!r:.60}") from None
+    if not (limits.COORDINATE.contains(x) and limits.COORDINATE.contains(y)):
+        raise RequestError(f"{what} ({x:g}, {y:g}) must be finite and within +-{limits.COORDINATE.high:g} m")
+    return x, y
 
 
 def _placed(edges: np.ndarray, origin: Any) -> np.ndarray:

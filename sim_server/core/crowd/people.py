@@ -1,4 +1,5 @@
-"""The people of a crowd as arrays: one row per pedestrian, compacted when people leave.
+"""The people of a crowd as arrays: one row per pedestrian, compacted when people leave; their
+state as others read it (:class:`CrowdState`); the compiled scans for arrivals and ended waits.
 
 Per-person state lives in NumPy arrays so that the crowd's compiled kernels read it directly;
 the Box2D bodies are listed beside in the same order. Rows are swapped with the last one on
@@ -11,16 +12,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim_server.core.compiled import jit
+
 #: Goal modes of a person.
 IDLE, WAYPOINTS, REGION_GOALS = 0, 1, 2
 #: Rows allocated at first; arrays double as they fill.
 INITIAL_CAPACITY = 16
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Pedestrian:
     """What a pedestrian's Box2D body points back to (its ``userData.entity``): the name of the
-    person (``<crowd>_<number>``) and of its crowd."""
+    person (``<crowd>_<number>``, or the one it was spawned with) and of its crowd. Compared by
+    identity: a later person of the same name is another."""
 
     name: str
     crowd: str
@@ -41,6 +45,8 @@ class People:
         velocity: (N, 2) the velocity last given to the body (m/s).
         heading: (N,) the direction the person faces (rad).
         spawned: (N,) bool, whether a spawner made the person (it leaves at its last waypoint).
+        added: (N,) bool, whether a request added the person at run time.
+        entry: (N, 2) where the person entered the world (m).
     """
 
     def __init__(self) -> None:
@@ -58,14 +64,16 @@ class People:
         self.heading = np.zeros(capacity)
         self.spawned = np.zeros(capacity, dtype=bool)
         self.mode = np.zeros(capacity, dtype=np.int64)
+        self.added = np.zeros(capacity, dtype=bool)
+        self.entry = np.zeros((capacity, 2))
         #: The Box2D bodies, row by row.
         self.bodies: list = []
 
     _ARRAYS = ("number", "route", "speed", "group", "goal", "field", "waypoint", "wait_until", "velocity",
-               "heading", "spawned", "mode")
+               "heading", "spawned", "mode", "added", "entry")
 
     def add(self, body, number: int, route: int, speed: float, group: int, goal: tuple[float, float], mode: int,
-            spawned: bool, heading: float) -> int:
+            spawned: bool, heading: float, added: bool = False) -> int:
         """Append a person; returns its row."""
         if self.count == len(self.number):
             for name in self._ARRAYS:
@@ -83,6 +91,8 @@ class People:
         self.heading[row] = heading
         self.spawned[row] = spawned
         self.mode[row] = mode
+        self.added[row] = added
+        self.entry[row] = goal
         self.bodies.append(body)
         self.count += 1
         return row
@@ -103,3 +113,55 @@ class People:
     def rows(self, name: str) -> np.ndarray:
         """The rows in use of the array ``name``."""
         return getattr(self, name)[: self.count]
+
+
+#: What a person is doing (:attr:`CrowdState.states`): walking to a goal, waiting at one, standing
+#: without one (sim_msgs/Pedestrians' constants).
+WALKING_STATE, WAITING_STATE, STANDING_STATE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class CrowdState:
+    """A crowd's people at one instant, row by row.
+
+    Attributes:
+        crowd: the crowd's name.
+        names: each person's name (``<crowd>_<number>``).
+        positions: (N, 2) m, world frame.
+        headings: (N,) rad, the direction walked last.
+        velocities: (N, 2) m/s, world frame.
+        radius: the bodies' radius (m).
+        groups: (N,) group ids (-1 alone).
+        states: (N,) :data:`WALKING_STATE`, :data:`WAITING_STATE` or :data:`STANDING_STATE`.
+    """
+
+    crowd: str
+    names: list[str]
+    positions: np.ndarray
+    headings: np.ndarray
+    velocities: np.ndarray
+    radius: float
+    groups: np.ndarray
+    states: np.ndarray
+
+
+@jit
+def arrivals(count, mode, goal, positions, wait_until, stop):  # pragma: no cover - compiled
+    """The rows of people walking (not idle, not waiting) within ``stop`` (m) of their goal."""
+    rows = []
+    for i in range(count):
+        if mode[i] != IDLE and wait_until[i] < 0.0:
+            dx, dy = goal[i, 0] - positions[i, 0], goal[i, 1] - positions[i, 1]
+            if dx * dx + dy * dy < stop * stop:
+                rows.append(i)
+    return rows
+
+
+@jit
+def waits_over(count, wait_until, now):  # pragma: no cover - compiled
+    """The rows of people whose wait has ended by ``now`` (s)."""
+    rows = []
+    for i in range(count):
+        if 0.0 <= wait_until[i] <= now:
+            rows.append(i)
+    return rows

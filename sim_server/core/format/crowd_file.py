@@ -43,7 +43,6 @@ from typing import Any
 import numpy as np
 
 from sim_server.core import limits
-from sim_server.core.errors import ConfigError
 from sim_server.core.format.yaml_reader import YamlReader, describe
 
 

@@ -2,11 +2,16 @@
 get_entity_state, set_entity_state and get_entity_bounds (the entities' info is in
 :mod:`.entity_info`, the queries over many in :mod:`.entity_queries`).
 
-Entities are the world's models. ``spawn_entity`` takes a Flatland model file (format ``yaml``)
+Entities are the world's models and pedestrians. ``spawn_entity`` takes a Flatland model file (format ``yaml``)
 by ``uri`` (a path, relative ones against the world file's folder, or a ``file://`` URI) or as
 the YAML text itself in ``resource_string``, with the same validation, limits and preprocessor
 as the model files of a world; the initial pose is planar, in the world frame (``header.frame_id``
-empty or ``map``). Every refusal carries the standard's code and a message naming the value at
+empty or ``map``). A ``uri`` of ``pedestrian://<crowd>`` adds a person to that crowd at the
+initial pose, walking the ``waypoints`` that ``resource_string`` may give
+(``{waypoints: [[x, y], ...], speed: 1.2}``; without, it stands); with ``allow_renaming`` and no
+name it is named ``<crowd>_<number>``. A pedestrian's state is its position, heading and
+velocity; set_entity_state moves it and sets its velocity until its crowd's next update (no
+angular velocity: it turns as it walks); its bounds are the box around its disc. Every refusal carries the standard's code and a message naming the value at
 fault; nothing half-made stays in the world.
 
 States are planar and in the world frame: a pose's orientation must be a rotation about z, a
@@ -27,7 +32,9 @@ from simulation_interfaces.srv import (
     DeleteEntity, GetEntityBounds, GetEntityState, SetEntityState, SpawnEntities, SpawnEntity,
 )
 
+from sim_server.core import limits
 from sim_server.core.errors import ConfigError, RequestError
+from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.format.entity_names import model_name_problem, namespace_problem
 from sim_server.core.format.model_file import ModelSpec, load_model_file, load_model_text
 from sim_server.core.geometry import Pose2D
@@ -45,6 +52,8 @@ from sim_server.ros.world_user import NO_WORLD, WorldUser
 
 #: The file format spawn_entity takes (listed in the simulator's features).
 SPAWN_FORMAT = "yaml"
+#: The uri of a pedestrian of a crowd: this, then the crowd's name (get_spawnables lists them).
+PEDESTRIAN_SCHEME = "pedestrian://"
 #: Frames an initial pose may be given in: the world's.
 WORLD_FRAMES = ("", WORLD_FRAME)
 #: The largest quaternion component along x or y (relative to its length) of a rotation about z.
@@ -155,6 +164,9 @@ class EntityServices(WorldUser):
                 raise Refused(SPAWN_CODES.NAMESPACE_INVALID, problem)
             frame = initial_pose.header.frame_id
             pose = planar_pose(frame, initial_pose.pose, SPAWN_CODES.INVALID_POSE, "initial_pose")
+            if uri.startswith(PEDESTRIAN_SCHEME):
+                spawned[0] = self._spawn_person(uri[len(PEDESTRIAN_SCHEME):], name, allow_renaming, resource_string, pose)
+                return
             spec = self._spec(uri, resource_string)
             chosen = self._name(name, allow_renaming, spec)
             try:
@@ -167,6 +179,63 @@ class EntityServices(WorldUser):
 
         answer(result, spawn, f"spawn {quoted(name)}")
         return spawned[0]
+
+    def _spawn_person(self, crowd: str, name: str, allow_renaming: bool, route: str, pose: Pose2D) -> str:
+        """A pedestrian of ``crowd`` at ``pose``, walking the route that ``route`` (YAML, may be
+        empty) gives: ``{waypoints: [[x, y], ...], speed: m/s}``."""
+        if crowd not in {each.name for each in self._world.crowds}:
+            known = ", ".join(each.name for each in self._world.crowds) or "none"
+            raise Refused(SPAWN_CODES.NO_RESOURCE, f"the world has no crowd {quoted(crowd)} (its crowds: {known})")
+        waypoints, speed = self._route(route)
+        chosen = self._free_name(name, allow_renaming, crowd)
+        try:
+            return self._world.spawn_pedestrian(crowd, (pose.x, pose.y), waypoints, speed, chosen)
+        except RequestError as exc:
+            raise Refused(SPAWN_CODES.INVALID_POSE, str(exc)) from None
+
+    def _route(self, text: str) -> tuple[list[tuple[float, float]], float | None]:
+        """The waypoints and speed of a pedestrian's resource_string (nothing when empty)."""
+        if not text.strip():
+            return [], None
+        source = self._world.spec.path.parent / "resource_string"
+        try:
+            data = self._world.preprocessor.load_text(text, source, "pedestrian")
+            reader = YamlReader(data, source)
+            waypoints = _waypoints(reader)
+            speed = reader.get_float("speed", None, within=limits.WALKING_SPEED) if reader.has("speed") else None
+            reader.ignore("speed")
+            reader.ensure_all_keys_used()
+        except ConfigError as exc:
+            raise Refused(SPAWN_CODES.RESOURCE_PARSE_ERROR, str(exc)) from None
+        return waypoints, speed
+
+    def _free_name(self, name: str, allow_renaming: bool, crowd: str) -> str:
+        """The pedestrian's name: the one asked for, or with allow_renaming a free one like it
+        ("" for the crowd's next number)."""
+        def taken(candidate: str) -> bool:
+            return candidate in self._world.models or self._world.find_pedestrian(candidate) is not None
+
+        if not allow_renaming:
+            if not name:
+                raise Refused(SPAWN_CODES.NAME_INVALID, "name is empty (and allow_renaming is false)")
+            problem = model_name_problem(name)
+            if problem is not None:
+                raise Refused(SPAWN_CODES.NAME_INVALID, problem)
+            if taken(name):
+                raise Refused(SPAWN_CODES.NAME_NOT_UNIQUE, f"an entity named {quoted(name)} exists already")
+            return name
+        if not name:
+            return ""
+        problem = model_name_problem(name)
+        if problem is not None:
+            raise Refused(SPAWN_CODES.NAME_INVALID, problem)
+        if not taken(name):
+            return name
+        for number in range(1, MAX_RENAMING_TRIES + 1):
+            candidate = f"{name}_{number}"
+            if not taken(candidate) and model_name_problem(candidate) is None:
+                return candidate
+        raise Refused(SPAWN_CODES.NAME_NOT_UNIQUE, f"no free name like {quoted(name)} (tried {MAX_RENAMING_TRIES})")
 
     def _spec(self, uri: str, resource_string: str) -> ModelSpec:
         """The model spec ``uri`` names or ``resource_string`` holds."""
@@ -208,9 +277,19 @@ class EntityServices(WorldUser):
 
     # ------------------------------------------------------------------ deleting, state
     def _delete(self, request: DeleteEntity.Request, response: DeleteEntity.Response) -> DeleteEntity.Response:
-        what = f"delete_entity {quoted(request.entity)}"
-        answer(response.result, lambda: self._world.delete_model(request.entity), what)
+        def delete() -> None:
+            name = request.entity
+            if name not in self._world.models and self._world.find_pedestrian(name) is not None:
+                self._world.delete_pedestrian(name)
+            else:
+                self._world.delete_model(name)
+
+        answer(response.result, delete, f"delete_entity {quoted(request.entity)}")
         return response
+
+    def _person(self, name: str):
+        """(crowd, row) of the pedestrian ``name``, None when ``name`` is a model's or nobody's."""
+        return None if name in self._world.models else self._world.find_pedestrian(name)
 
     def _get_state(self, request: GetEntityState.Request, response: GetEntityState.Response) -> GetEntityState.Response:
         def get() -> None:
@@ -220,12 +299,19 @@ class EntityServices(WorldUser):
         return response
 
     def entity_state(self, name: str) -> EntityState:
-        """The ground-truth state of entity ``name`` in the world frame (``map``): its first
-        body's pose and twist (linear velocity of its origin)."""
-        state = model_state(self._world.model(name))
+        """The ground-truth state of entity ``name`` in the world frame (``map``): a model's
+        first body's pose and twist (linear velocity of its origin); a pedestrian's position,
+        heading and velocity."""
         message = EntityState()
         message.header.frame_id = WORLD_FRAME
         message.header.stamp = time_msg(self._world.time.time_ns)
+        person = self._person(name)
+        if person is not None:
+            x, y, heading, vx, vy = person[0].state_of(person[1])
+            set_pose_msg(message.pose, x, y, heading)
+            message.twist.linear.x, message.twist.linear.y = vx, vy
+            return message
+        state = model_state(self._world.model(name))
         set_pose_msg(message.pose, state.x, state.y, state.theta)
         message.twist.linear.x, message.twist.linear.y = state.vx, state.vy
         message.twist.angular.z = state.wz
@@ -233,6 +319,10 @@ class EntityServices(WorldUser):
 
     def _set_state(self, request: SetEntityState.Request, response: SetEntityState.Response) -> SetEntityState.Response:
         def set_state() -> None:
+            person = self._person(request.entity)
+            if person is not None:
+                self._set_person_state(person, request)
+                return
             model = self._world.model(request.entity)
             state = request.state
             set_pose, set_twist = state_choice(request)  # 2.x's flags; 1.x sets both
@@ -258,9 +348,39 @@ class EntityServices(WorldUser):
         answer(response.result, set_state, f"set_entity_state {quoted(request.entity)}")
         return response
 
+    def _set_person_state(self, person, request: SetEntityState.Request) -> None:
+        """A pedestrian put somewhere else and given a velocity until its crowd's next update;
+        it turns as it walks, so no angular velocity."""
+        crowd, row = person
+        state = request.state
+        set_pose, set_twist = state_choice(request)
+        x, y, heading, vx, vy = crowd.state_of(row)
+        if set_pose:
+            pose = planar_pose(state.header.frame_id, state.pose, SetEntityState.Response.INVALID_POSE, "state.pose")
+            x, y, heading = pose.x, pose.y, pose.theta
+        if set_twist:
+            linear, angular = state.twist.linear, state.twist.angular
+            twist = (linear.x, linear.y, linear.z, angular.x, angular.y, angular.z)
+            if not all(math.isfinite(v) for v in twist):
+                raise RequestError(f"state.twist must be finite, got {twist}")
+            if linear.z != 0.0 or angular.x != 0.0 or angular.y != 0.0 or angular.z != 0.0:
+                raise RequestError(
+                    f"state.twist {twist}: a pedestrian moves in the plane and turns as it walks: only linear.x "
+                    "and linear.y may be nonzero"
+                )
+            if not (limits.SPEED.contains(linear.x) and limits.SPEED.contains(linear.y)):
+                raise RequestError(f"state.twist must be within +-{limits.SPEED.high:g} m/s, got {twist}")
+            vx, vy = float(linear.x), float(linear.y)
+        crowd.place(row, x, y, heading, vx, vy)
+
     def _get_bounds(self, request: GetEntityBounds.Request, response: GetEntityBounds.Response):
         def get() -> None:
-            low, high = bounds_of(self._world.model(request.entity))
+            person = self._person(request.entity)
+            if person is not None:
+                radius = person[0].spec.radius
+                low, high = (-radius, -radius), (radius, radius)
+            else:
+                low, high = bounds_of(self._world.model(request.entity))
             response.bounds = Bounds(
                 type=Bounds.TYPE_BOX,
                 points=[Vector3(x=high[0], y=high[1], z=0.0), Vector3(x=low[0], y=low[1], z=0.0)],
@@ -268,6 +388,22 @@ class EntityServices(WorldUser):
 
         answer(response.result, get, f"get_entity_bounds {quoted(request.entity)}")
         return response
+
+
+def _waypoints(reader: YamlReader) -> list[tuple[float, float]]:
+    """A pedestrian's ``waypoints``: [x, y] points (m, world frame)."""
+    raw = reader.get_any("waypoints", [])
+    if not isinstance(raw, list) or len(raw) > limits.MAX_WAYPOINTS:
+        raise reader.error(f"must be a list of at most {limits.MAX_WAYPOINTS} points [x, y]", "waypoints")
+    points = []
+    for index, item in enumerate(raw):
+        if not (isinstance(item, list) and len(item) == 2 and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and limits.COORDINATE.contains(float(v))
+                for v in item)):
+            raise reader.error(f"point {index} must be [x, y] of {limits.COORDINATE.describe()}, got {item!r:.60}",
+                               "waypoints")
+        points.append((float(item[0]), float(item[1])))
+    return points
 
 
 def bounds_of(model: Model) -> tuple[tuple[float, float], tuple[float, float]]:

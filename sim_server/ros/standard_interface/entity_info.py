@@ -4,7 +4,7 @@
 Until set_entity_info gives it others, an entity's category comes from its model:
 ``CATEGORY_ROBOT`` when the model has plugins, else ``CATEGORY_STATIC_OBJECT`` when all its bodies
 are static, else ``CATEGORY_DYNAMIC_OBJECT``; its description names its model file; it has no
-tags. What set_entity_info gives belongs to that entity: it goes when the entity is deleted (or
+tags. A pedestrian is ``CATEGORY_HUMAN``, described by its crowd. What set_entity_info gives belongs to that entity: it goes when the entity is deleted (or
 the world is reset) and does not pass to a later entity of the same name. Category and tags are
 labels only: physics goes by the bodies' types whatever the category says.
 """
@@ -19,6 +19,7 @@ from rclpy.node import Node
 from simulation_interfaces.msg import EntityCategory, EntityInfo
 from simulation_interfaces.srv import GetEntityInfo, SetEntityInfo
 
+from sim_server.core.crowd.crowd import Crowd
 from sim_server.core.errors import RequestError
 from sim_server.core.limits import MAX_DESCRIPTION_CHARS
 from sim_server.core.physics.model import Model
@@ -96,8 +97,8 @@ class EntityInfos(WorldUser):
     def __init__(self, node: Node, world: World) -> None:
         self._node = node
         self._world = world
-        #: What set_entity_info gave, by model object (so it leaves with its model).
-        self._given: weakref.WeakKeyDictionary[Model, Info] = weakref.WeakKeyDictionary()
+        #: What set_entity_info gave, by model or pedestrian object (so it leaves with it).
+        self._given: weakref.WeakKeyDictionary[object, Info] = weakref.WeakKeyDictionary()
         self._services = [
             node.create_service(GetEntityInfo, "~/get_entity_info", self._get),
             node.create_service(SetEntityInfo, "~/set_entity_info", self._set),
@@ -111,17 +112,32 @@ class EntityInfos(WorldUser):
         where = f" in namespace {model.namespace}" if model.namespace else ""
         return Info(physical_category(model), f"Flatland model from {model.spec.path}{where}", ())
 
+    def person_info(self, crowd: Crowd, row: int) -> Info:
+        """The info of the pedestrian at ``row`` of ``crowd`` now."""
+        person = crowd.people.bodies[row].userData.entity
+        given = self._given.get(person)
+        if given is not None:
+            return given
+        return Info(EntityCategory.CATEGORY_HUMAN, f"pedestrian of crowd {crowd.name} ({crowd.spec.model})", ())
+
+    def info_of(self, name: str) -> Info:
+        """The info of the entity called ``name`` (EntityError when there is none)."""
+        found = self._world.find_pedestrian(name) if name not in self._world.models else None
+        return self.person_info(*found) if found is not None else self.info(self._world.model(name))
+
     def _get(self, request: GetEntityInfo.Request, response: GetEntityInfo.Response) -> GetEntityInfo.Response:
         def get() -> None:
-            response.info = self.info(self._world.model(request.entity)).message()
+            response.info = self.info_of(request.entity).message()
 
         answer(response.result, get, f"get_entity_info {quoted(request.entity)}")
         return response
 
     def _set(self, request: SetEntityInfo.Request, response: SetEntityInfo.Response) -> SetEntityInfo.Response:
         def set_info() -> None:
-            model = self._world.model(request.entity)
-            self._given[model] = checked_info(request.info)
+            name = request.entity
+            found = self._world.find_pedestrian(name) if name not in self._world.models else None
+            owner = found[0].people.bodies[found[1]].userData.entity if found else self._world.model(name)
+            self._given[owner] = checked_info(request.info)
 
         answer(response.result, set_info, f"set_entity_info {quoted(request.entity)}")
         return response

@@ -1,5 +1,6 @@
 """The standard's entity queries: get_entities and get_entities_states, with their filters
-(``simulation_interfaces/msg/EntityFilters``).
+(``simulation_interfaces/msg/EntityFilters``). The entities are the models, then the pedestrians
+(``CATEGORY_HUMAN``, a disc each).
 
 All given filters apply together, and the entities come in the order they entered the world:
 
@@ -28,7 +29,7 @@ from simulation_interfaces.srv import GetEntities, GetEntitiesStates
 from sim_server.core.errors import RequestError
 from sim_server.core.physics.model import Model
 from sim_server.core.world import World
-from sim_server.ros.standard_interface.entity_info import EntityInfos, check_category
+from sim_server.ros.standard_interface.entity_info import EntityInfos, Info, check_category
 from sim_server.ros.standard_interface.regions import (
     ConvexPolygon, Disc, Region, box_section, hull_section, overlaps, sphere_section,
 )
@@ -144,24 +145,52 @@ class EntityFilter:
         bounded, region = bounds_region(filters.bounds)
         return cls(name_matcher(filters.filter), categories, tags, bounded, region)
 
-    def select(self, models: list[Model], infos: EntityInfos) -> list[Model]:
-        """The models that pass every filter, in their order."""
+    def select(self, entities: "list[Candidate]") -> list[str]:
+        """The names of the entities that pass every filter, in their order."""
         chosen = []
-        for model in models:
-            if self.name is not None and not self.name(model.name):
+        for entity in entities:
+            if self.name is not None and not self.name(entity.name):
                 continue
             if self.categories or self.tags is not None:
-                info = infos.info(model)
+                info = entity.info()
                 if self.categories and info.category not in self.categories:
                     continue
                 if self.tags is not None and not self.tags(info.tags):
                     continue
             if self.bounded:
                 region = self.region
-                if region is None or not any(overlaps(region, part) for part in footprint_regions(model)):
+                if region is None or not any(overlaps(region, part) for part in entity.regions()):
                     continue
-            chosen.append(model)
+            chosen.append(entity.name)
         return chosen
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An entity as the filters see it: its name, its info and its footprints (both made only
+    when a filter asks)."""
+
+    name: str
+    info: Callable[[], Info]
+    regions: Callable[[], list[Region]]
+
+
+def candidates(world: World, infos: EntityInfos) -> list[Candidate]:
+    """Every entity of ``world``: the models in the order they came, then the pedestrians, crowd
+    by crowd."""
+    found = [
+        Candidate(model.name, lambda model=model: infos.info(model), lambda model=model: footprint_regions(model))
+        for model in world.all_models()
+    ]
+    for crowd in world.crowds:
+        positions = crowd.positions()
+        for row, name in enumerate(crowd.names()):
+            x, y = positions[row]
+            found.append(Candidate(
+                name, lambda crowd=crowd, row=row: infos.person_info(crowd, row),
+                lambda x=float(x), y=float(y), radius=crowd.spec.radius: [Disc(x, y, radius)],
+            ))
+    return found
 
 
 class EntityQueries(WorldUser):
@@ -184,20 +213,20 @@ class EntityQueries(WorldUser):
             node.create_service(GetEntitiesStates, "~/get_entities_states", self._get_states),
         ]
 
-    def matching(self, filters: EntityFilters) -> list[Model]:
-        """The world's models that pass ``filters``."""
-        return EntityFilter.of(filters).select(list(self._world.all_models()), self._infos)
+    def matching(self, filters: EntityFilters) -> list[str]:
+        """The names of the world's entities (models and pedestrians) that pass ``filters``."""
+        return EntityFilter.of(filters).select(candidates(self._world, self._infos))
 
     def _get_entities(self, request: GetEntities.Request, response: GetEntities.Response) -> GetEntities.Response:
         def get() -> None:
-            response.entities = [model.name for model in self.matching(request.filters)]
+            response.entities = self.matching(request.filters)
 
         answer(response.result, get, "get_entities")
         return response
 
     def _get_states(self, request: GetEntitiesStates.Request, response: GetEntitiesStates.Response):
         def get() -> None:
-            names = [model.name for model in self.matching(request.filters)]
+            names = self.matching(request.filters)
             response.states = [self._entity_state(name) for name in names]
             response.entities = names
 

@@ -6,7 +6,8 @@ every ``.yaml``/``.yml`` file that is a valid model file. A spawnable's ``uri`` 
 spawn_entity takes: relative to the world file's folder when inside it, else absolute. Its
 ``spawn_bounds`` are a box (``TYPE_BOX``: upper right, then lower left; z 0) around all its
 footprints, in the frame of the pose it is spawned at. Sources that cannot be searched are named
-in ``error_message``; the call succeeds all the same, as the standard asks.
+in ``error_message``; the call succeeds all the same, as the standard asks. Each crowd of the
+world adds one spawnable: ``pedestrian://<crowd>``, a person of that crowd.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from simulation_interfaces.srv import GetSpawnables
 from sim_server.core.format.model_file import ModelSpec, load_model_file
 from sim_server.core.world import World
 from sim_server.ros.standard_interface.compatibility import spawnable
+from sim_server.ros.standard_interface.entities import PEDESTRIAN_SCHEME
 from sim_server.ros.standard_interface.resources import Search, sources
 from sim_server.ros.standard_interface.results import answer
 from sim_server.ros.world_user import WorldUser
@@ -111,6 +113,17 @@ class Spawnables(WorldUser):
                     points=[Vector3(x=high[0], y=high[1], z=0.0), Vector3(x=low[0], y=low[1], z=0.0)],
                 )
                 spawnables.append(spawnable(self._uri(path), describe(spec), bounds))
+            for crowd in self._world.crowds:
+                radius = crowd.spec.radius
+                bounds = Bounds(
+                    type=Bounds.TYPE_BOX,
+                    points=[Vector3(x=radius, y=radius, z=0.0), Vector3(x=-radius, y=-radius, z=0.0)],
+                )
+                description = (
+                    f"a pedestrian of crowd {crowd.name} ({crowd.spec.model}, radius {radius:g} m); resource_string "
+                    "may give its route: {waypoints: [[x, y], ...], speed: m/s}"
+                )
+                spawnables.append(spawnable(PEDESTRIAN_SCHEME + crowd.name, description, bounds))
             response.spawnables = spawnables
 
         answer(response.result, get, "get_spawnables")

@@ -229,3 +229,46 @@ def test_pictures_show_people(tmp_path: Path) -> None:
     centre = picture[32, 32].astype(int)
     assert np.abs(centre - np.array(PEDESTRIAN_FILL[:3])).max() < 60
     world.close()
+
+
+def test_the_world_spawns_finds_and_deletes_people_by_name(tmp_path: Path) -> None:
+    world = make_world(tmp_path, "  - name: crowd\n", robot=True)
+    name = world.spawn_pedestrian("crowd", (-3.0, 2.0), [(-3.0, -2.0)], 1.0)
+    assert name == "crowd_0"
+    crowd, row = world.find_pedestrian(name)
+    assert crowd.name == "crowd" and crowd.state_of(row)[:2] == pytest.approx((-3.0, 2.0))
+    assert world.spawn_pedestrian("crowd", (2.0, 0.0), name="alice") == "alice"
+    with pytest.raises(EntityError, match="exists already"):
+        world.spawn_pedestrian("crowd", (2.0, 1.0), name="robot")  # the model's name
+    with pytest.raises(EntityError, match="exists already"):
+        world.spawn_model(tmp_path / "robot.model.yaml", "alice")
+    with pytest.raises(RequestError, match="within 0.3 m of a wall"):
+        world.spawn_pedestrian("crowd", (-3.0, 0.0), [(0.1, 3.0)])
+    with pytest.raises(RequestError, match="must be finite"):
+        world.spawn_pedestrian("crowd", (math.nan, 0.0))
+    with pytest.raises(RequestError, match="speed must be"):
+        world.spawn_pedestrian("crowd", (-3.0, 0.0), speed=-1.0)
+    with pytest.raises(EntityError, match="crowd"):
+        world.spawn_pedestrian("nobody", (-3.0, 0.0))
+    crowd.place(crowd.row_of("alice"), 3.0, 1.0, 0.5, 0.2, 0.0)
+    assert crowd.state_of(crowd.row_of("alice")) == pytest.approx((3.0, 1.0, 0.5, 0.2, 0.0), abs=1e-6)
+    world.step(50)
+    world.delete_pedestrian("alice")
+    assert world.find_pedestrian("alice") is None
+    with pytest.raises(EntityError):
+        world.delete_pedestrian("alice")
+    world.close()
+
+
+def test_resets_of_parts_remove_added_people_and_bring_people_back(tmp_path: Path) -> None:
+    world = make_world(tmp_path, WALKERS)
+    crowd = world.crowd("people")
+    entered = crowd.positions().copy()
+    added = world.spawn_pedestrian("people", (-3.0, 0.0))
+    world.step(300)
+    world.delete_spawned_models()
+    assert world.find_pedestrian(added) is None and crowd.people.count == 12
+    world.restore_models()
+    assert np.allclose(crowd.positions(), entered, atol=1e-5)
+    assert np.allclose(crowd.people.rows("velocity"), 0.0)
+    world.close()
