@@ -43,7 +43,7 @@ docs: setup
 	$(IN_ENV) python -m sphinx -b html -E $(SPHINXOPTS) -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
 	@echo "Documentation: $(CURDIR)/$(DOCS_OUT)/html/index.html"
 
-# Pictures of the two demo drives, headless (docs/pictures.md): build/demo/*.gif.
+# Pictures of the demo drives, headless (docs/pictures.md): build/demo/*.gif.
 DEMO_OUT := build/demo
 
 demo: setup
@@ -54,7 +54,9 @@ demo: setup
 		--drive cleaner1 0.5 0.3 --out $(DEMO_OUT)/office.gif
 	$(IN_ENV) python -m sim_server.record config/worlds/tunnel/world.yaml --levels --seconds 60 --speed 3 \
 		--follow hauler --field 80 16 --lasers --drive scout 2.0 0 --drive hauler 1.5 0 --out $(DEMO_OUT)/tunnel.gif
-	@echo "Pictures of the two drives: $(CURDIR)/$(DEMO_OUT)/office.gif and $(CURDIR)/$(DEMO_OUT)/tunnel.gif"
+	$(IN_ENV) python -m sim_server.record config/worlds/crowd/world.yaml --seconds 20 --lasers \
+		--drive cleaner1 0.5 0.3 --out $(DEMO_OUT)/crowd.gif
+	@echo "Pictures of the drives: $(CURDIR)/$(DEMO_OUT)/office.gif, tunnel.gif and crowd.gif"
 
 run: setup
 	$(IN_ENV) python -m sim_server --ros-args -p world_path:=$(WORLD)

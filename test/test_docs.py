@@ -94,7 +94,7 @@ def test_recording_commands_run_as_written(tmp_path) -> None:
     """The pictures page's ``python -m sim_server.record`` lines, verbatim, in a folder where
     ``config/`` is the repository's (so the files they write land in the test's folder)."""
     commands = recording_commands()
-    assert len(commands) == 2
+    assert len(commands) == 3  # the office, the tunnel, the crowd
     (tmp_path / "config").symlink_to(REPO_ROOT / "config")
     for command in commands:
         arguments = command.split()[1:]
