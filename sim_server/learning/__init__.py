@@ -12,6 +12,11 @@ Importing this module registers them with Gymnasium::
   physics world (its default vectorization; ``vectorization_mode="sync"`` gives Gymnasium's
   SyncVectorEnv of single environments instead).
 
+* ``sim_server/CrowdNavigation-v0``: the same among people: the bundled room with ten people
+  walking (``config/worlds/learning/people.yaml``) and the task
+  :data:`~sim_server.learning.task.CROWD_NAVIGATION` (the five nearest people observed, personal
+  space, the social navigation metrics in ``info``).
+
 Also here, imported by name: :mod:`~sim_server.learning.parallel_env` (PettingZoo's parallel
 API, several robots in one world), :mod:`~sim_server.learning.distributed` (vector environments
 as Ray actors; Ray is an optional extra), and the examples
@@ -21,10 +26,11 @@ as Ray actors; Ray is an optional extra), and the examples
 import gymnasium
 
 from sim_server.learning.navigation_env import NavigationEnv
-from sim_server.learning.task import NavigationTask
+from sim_server.learning.task import CROWD_NAVIGATION, PEOPLE_WORLD, NavigationTask
 from sim_server.learning.vector_env import NavigationVectorEnv
 
 NAVIGATION_ID = "sim_server/Navigation-v0"
+CROWD_NAVIGATION_ID = "sim_server/CrowdNavigation-v0"
 
 if NAVIGATION_ID not in gymnasium.registry:
     gymnasium.register(
@@ -34,4 +40,13 @@ if NAVIGATION_ID not in gymnasium.registry:
         max_episode_steps=NavigationTask().max_episode_steps,
     )
 
-__all__ = ["NAVIGATION_ID", "NavigationEnv", "NavigationTask", "NavigationVectorEnv"]
+if CROWD_NAVIGATION_ID not in gymnasium.registry:
+    gymnasium.register(
+        CROWD_NAVIGATION_ID,
+        entry_point="sim_server.learning.navigation_env:NavigationEnv",
+        vector_entry_point="sim_server.learning.vector_env:NavigationVectorEnv",
+        max_episode_steps=CROWD_NAVIGATION.max_episode_steps,
+        kwargs={"world_path": PEOPLE_WORLD, "task": CROWD_NAVIGATION},
+    )
+
+__all__ = ["CROWD_NAVIGATION_ID", "NAVIGATION_ID", "NavigationEnv", "NavigationTask", "NavigationVectorEnv"]

@@ -28,6 +28,7 @@ from sim_server.core import limits
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.physics.replicas import MAX_MARGIN, MAX_REPLICAS, Replicas
 from sim_server.core.sensing.laser_scanner import scan_all
+from sim_server.learning.people import PeopleNearby
 from sim_server.learning.task import NavigationTask
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -40,6 +41,9 @@ MAX_STEPS_PER_ACTION = 10_000
 #: Values of an observation after the laser's beams: the goal (ahead, left) and the speeds
 #: (linear, angular).
 STATE_VALUES = 4
+#: Values per observed person: present (1, else 0 and the rest 0), position (ahead, left) over
+#: the laser's range, velocity (ahead, left) over the task's max_linear, in the robot's frame.
+PERSON_VALUES = 5
 
 
 class NavigationFleet:
@@ -142,6 +146,7 @@ class NavigationFleet:
         self.distances = np.zeros(self.count)
         #: Which robots have been placed (by :meth:`place`) since the fleet was made.
         self.placed = np.zeros(self.count, dtype=bool)
+        self._people = PeopleNearby(self, count)
 
     def _task_parts(self, world: World, robot_name: str, world_path: str | Path) -> tuple:
         """The robot ``robot_name``, its drive and its laser, checked."""
@@ -158,8 +163,25 @@ class NavigationFleet:
 
     @property
     def observation_size(self) -> int:
-        """Values in one robot's observation: its beams, then :data:`STATE_VALUES`."""
-        return len(self.beam_index) + STATE_VALUES
+        """Values in one robot's observation: its beams, :data:`STATE_VALUES`, then
+        :data:`PERSON_VALUES` for each observed person."""
+        return len(self.beam_index) + STATE_VALUES + PERSON_VALUES * self.task.observed_people
+
+    @property
+    def has_people(self) -> bool:
+        """Whether the world has crowds (then :meth:`metrics` has the social ones)."""
+        return self._people.present
+
+    def place_people(self, copy: int, rng: np.random.Generator) -> None:
+        """Start copy ``copy``'s crowds afresh, seeded from ``rng`` (people at new starts with new
+        goals), before its robots are placed."""
+        self._people.restart(copy, rng)
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        """The episode so far, per robot (see :class:`PeopleNearby`): path length (m), time
+        (s), and with people the nearest gap to one (m), the intrusions into personal space and
+        whether a person or something else was touched."""
+        return self._people.metrics()
 
     # ---------------------------------------------------------------- episodes
     def place(self, index: int, rng: np.random.Generator) -> None:
@@ -167,7 +189,11 @@ class NavigationFleet:
         the other robots of its copy), facing a random way, with a free goal at least the task's
         ``min_goal_distance`` away (drawn from ``rng``)."""
         self.check_open()
-        start = self._free_point(rng, None, self._others(index))
+        others = self._others(index)
+        people = self._people.around(index)
+        if len(people):
+            others = np.concatenate([others, people])
+        start = self._free_point(rng, None, others)
         goal = self._free_point(rng, start)
         heading = float(rng.uniform(-math.pi, math.pi))
         command = self.drives[index].command
@@ -177,6 +203,7 @@ class NavigationFleet:
         self.goals[index] = goal
         self.distances[index] = math.hypot(goal[0] - start[0], goal[1] - start[1])
         self.placed[index] = True
+        self._people.start_episode(index, start)
 
     def act(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Hold ``actions`` ((count, 2) in [-1, 1], finite: linear, angular) for one control
@@ -187,19 +214,24 @@ class NavigationFleet:
         task = self.task
         VelocityCommand.set_all(self._commands, (actions[:, 0] * task.max_linear).tolist(), (actions[:, 1] * task.max_angular).tolist())
         collided = np.zeros(self.count, dtype=bool)
+        touched_person = np.zeros(self.count, dtype=bool)
         index = self._index
+        people = self._people
         for _ in range(self.steps_per_action):
             self.world.step()
             for contact in self.world.contacts():
-                for name in (contact.entity_a, contact.entity_b):
+                for name, other in ((contact.entity_a, contact.entity_b), (contact.entity_b, contact.entity_a)):
                     if name in index:
                         collided[index[name]] = True
+                        if people.present and people.is_person(other):
+                            touched_person[index[name]] = True
         poses = self._bodies.poses()
         distances = np.hypot(self.goals[:, 0] - (poses[:, 0] - self.offsets[:, 0]), self.goals[:, 1] - (poses[:, 1] - self.offsets[:, 1]))
         rewards = task.progress_reward * (self.distances - distances) + task.step_reward
         self.distances = distances
         reached = distances <= task.goal_radius
         rewards += np.where(reached, task.goal_reward, 0.0) + np.where(collided, task.collision_reward, 0.0)
+        rewards += people.after_action(poses, collided, touched_person)
         return rewards, reached, collided
 
     # ---------------------------------------------------------------- observations
@@ -223,7 +255,10 @@ class NavigationFleet:
             (cos * velocities[:, 0] + sin * velocities[:, 1]) / task.max_linear,
             velocities[:, 2] / task.max_angular,
         ])
-        return np.concatenate([np.clip(ranges, 0.0, 1.0), np.clip(state, -1.0, 1.0)], axis=1).astype(np.float32)
+        parts = [np.clip(ranges, 0.0, 1.0), np.clip(state, -1.0, 1.0)]
+        if task.observed_people:
+            parts.append(self._people.observed(poses, self.laser_range))
+        return np.concatenate(parts, axis=1).astype(np.float32)
 
     # ---------------------------------------------------------------- the task's parts
     def _others(self, index: int) -> np.ndarray:

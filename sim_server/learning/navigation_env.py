@@ -10,8 +10,14 @@ every wall). An action is a command held for ``control_period`` seconds of sim t
   the goal in the robot's frame over the area's diagonal (x ahead, y left, -1 to 1), and the
   robot's speeds over their maxima (-1 to 1).
 * **reward**: ``progress_reward`` per metre gained towards the goal, ``step_reward`` every action,
-  ``goal_reward`` on reaching it, ``collision_reward`` on touching anything; either of the last
-  two ends the episode (``terminated``). Gymnasium's TimeLimit cuts it at ``max_episode_steps``.
+  ``goal_reward`` on reaching it, ``collision_reward`` on touching anything (a person too); either
+  of the last two ends the episode (``terminated``). Gymnasium's TimeLimit cuts it at
+  ``max_episode_steps``. In a world with people, a person within ``discomfort_distance`` adds
+  ``(gap - discomfort_distance) * discomfort_penalty * control_period``.
+* **people** (worlds with crowds, ``sim_server/CrowdNavigation-v0``): each episode starts the
+  crowds afresh from the episode's seed; the observation ends with the ``observed_people``
+  nearest people (:mod:`sim_server.learning.people`), and ``info`` has the social navigation
+  metrics.
 * **render** (``render_mode="rgb_array"``): the whole world from above with the laser's rays and
   the goal (a yellow cross), by :mod:`sim_server.rendering`.
 
@@ -33,6 +39,11 @@ from gymnasium import spaces
 from sim_server.learning.fleet import NavigationFleet
 from sim_server.learning.pictures import RENDER_MODES, FleetPictures, check_render_mode
 from sim_server.learning.task import DEFAULT_WORLD, NavigationTask
+
+
+def first_of(metrics: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The first robot's metrics as plain Python values."""
+    return {key: values[0].item() for key, values in metrics.items()}
 
 
 def observation_space(fleet: NavigationFleet) -> spaces.Box:
@@ -126,19 +137,27 @@ class NavigationEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         checked_options(options)
         super().reset(seed=checked_seed(seed))
+        if self.fleet.has_people:
+            self.fleet.place_people(0, self.np_random)
         self.fleet.place(0, self.np_random)
-        return self.fleet.observations()[0], {"distance": float(self.fleet.distances[0]), "goal": self.goal}
+        info = {"distance": float(self.fleet.distances[0]), "goal": self.goal}
+        info.update(first_of(self.fleet.metrics()))
+        return self.fleet.observations()[0], info
 
     def step(self, action):
         """One action, held for the task's ``control_period``: Gymnasium's ``(observation, reward,
         terminated, truncated, info)``. ``info`` has the goal's ``distance``, the ``goal``, and
-        whether it was ``reached`` or the robot ``collided`` (either ends the episode:
-        ``terminated``); ``truncated`` is always False (Gymnasium's TimeLimit cuts episodes)."""
+        whether it was ``reached`` (also ``success``) or the robot ``collided`` (either ends the
+        episode: ``terminated``), the episode's ``path_length`` (m) and ``time`` (s), and in a
+        world with people ``min_person_gap``, ``intrusions``, ``collided_person`` and
+        ``collided_other`` (:mod:`sim_server.learning.people`); ``truncated`` is always False
+        (Gymnasium's TimeLimit cuts episodes)."""
         rewards, reached, collided = self.fleet.act(checked_actions(action, 1))
         info = {
             "distance": float(self.fleet.distances[0]), "goal": self.goal,
-            "reached": bool(reached[0]), "collided": bool(collided[0]),
+            "reached": bool(reached[0]), "collided": bool(collided[0]), "success": bool(reached[0]),
         }
+        info.update(first_of(self.fleet.metrics()))
         return self.fleet.observations()[0], float(rewards[0]), bool(reached[0] or collided[0]), False, info
 
     def render(self):

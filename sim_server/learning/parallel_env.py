@@ -93,6 +93,8 @@ class NavigationParallelEnv(ParallelEnv):
             self._np_random, _ = seeding.np_random(seed)
         self.agents = list(self.possible_agents)
         self._steps = 0
+        if self.fleet.has_people:
+            self.fleet.place_people(0, self._np_random)
         for index in range(len(self.possible_agents)):
             self.fleet.place(index, self._np_random)
         observations = self.fleet.observations()
@@ -120,7 +122,7 @@ class NavigationParallelEnv(ParallelEnv):
             index = self._index[agent]
             ended = bool(reached[index] or collided[index])
             info = self._info(index)
-            info.update(reached=bool(reached[index]), collided=bool(collided[index]))
+            info.update(reached=bool(reached[index]), collided=bool(collided[index]), success=bool(reached[index]))
             for part, value in zip(result, (observations[index], float(rewards[index]), ended, cut and not ended, info)):
                 part[agent] = value
         for agent in list(self.agents):
@@ -143,4 +145,6 @@ class NavigationParallelEnv(ParallelEnv):
 
     def _info(self, index: int) -> dict[str, Any]:
         x, y = self.fleet.goals[index].tolist()
-        return {"distance": float(self.fleet.distances[index]), "goal": (x, y)}
+        info: dict[str, Any] = {"distance": float(self.fleet.distances[index]), "goal": (x, y)}
+        info.update({key: values[index].item() for key, values in self.fleet.metrics().items()})
+        return info

@@ -1,7 +1,8 @@
 """A navigation task: which robot, where starts and goals may be, the rewards and the limits.
 
 Pure data (no Gymnasium, no ROS): :class:`sim_server.learning.navigation_env.NavigationEnv`
-turns it into an environment. Units are metres, seconds and radians.
+turns it into an environment. Units are metres, seconds and radians. :data:`CROWD_NAVIGATION` is
+the task among people (``sim_server/CrowdNavigation-v0``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ LEARNING_WORLDS = Path(__file__).resolve().parent.parent.parent / "config" / "wo
 DEFAULT_WORLD = LEARNING_WORLDS / "world.yaml"
 #: The bundled room with four robots (config/worlds/learning/crowd.yaml).
 CROWD_WORLD = LEARNING_WORLDS / "crowd.yaml"
+#: The bundled room with one robot and ten people walking (config/worlds/learning/people.yaml).
+PEOPLE_WORLD = LEARNING_WORLDS / "people.yaml"
+#: Most people an observation may hold.
+MAX_OBSERVED_PEOPLE = 100
 
 
 #: Longest an action may be held (s of sim time).
@@ -44,6 +49,11 @@ class NavigationTask:
         collision_reward: reward for touching anything (the episode ends).
         step_reward: reward of every action (a small cost of time).
         max_episode_steps: actions until the episode is cut short (Gymnasium's TimeLimit).
+        discomfort_distance: a person nearer than this (m, between the robot's bounding circle
+            and the person's body) intrudes on personal space (CrowdNav's 0.2 m).
+        discomfort_penalty: while a person intrudes, ``(gap - discomfort_distance) *
+            discomfort_penalty * control_period`` is added to the reward (CrowdNav's 0.5).
+        observed_people: the nearest people of the robot's world in its observation (0: none).
     """
 
     robot: str = "robot"
@@ -62,6 +72,9 @@ class NavigationTask:
     collision_reward: float = -10.0
     step_reward: float = -0.01
     max_episode_steps: int = 500
+    discomfort_distance: float = 0.2
+    discomfort_penalty: float = 0.5
+    observed_people: int = 0
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -92,5 +105,20 @@ class NavigationTask:
             raise ValueError(f"NavigationTask.min_goal_distance must be >= 0, got {self.min_goal_distance}")
         if not isinstance(self.beams, int) or not 1 <= self.beams <= 100_000:
             raise ValueError(f"NavigationTask.beams must be a whole number from 1 to 100000, got {self.beams}")
+        if self.discomfort_distance < 0.0 or self.discomfort_penalty < 0.0:
+            raise ValueError(
+                f"NavigationTask.discomfort_distance and discomfort_penalty must be >= 0, got "
+                f"{self.discomfort_distance}, {self.discomfort_penalty}"
+            )
+        if not isinstance(self.observed_people, int) or not 0 <= self.observed_people <= MAX_OBSERVED_PEOPLE:
+            raise ValueError(
+                f"NavigationTask.observed_people must be a whole number from 0 to {MAX_OBSERVED_PEOPLE}, got "
+                f"{self.observed_people!r}"
+            )
         if not isinstance(self.max_episode_steps, int) or self.max_episode_steps < 1:
             raise ValueError(f"NavigationTask.max_episode_steps must be a whole number >= 1, got {self.max_episode_steps}")
+
+
+#: Driving among people (``config/worlds/learning/people.yaml``): the five nearest people in the
+#: observation, CrowdNav's personal space and its penalty.
+CROWD_NAVIGATION = NavigationTask(observed_people=5)

@@ -9,7 +9,10 @@ environments costs little more than a few of one.
 
 * ``step(actions)``: ``actions`` is (num_envs, 2); returns observations (num_envs, size), rewards,
   terminations and truncations (num_envs,) and infos (a dict of arrays: ``distance``, ``reached``,
-  ``collided``, each with its ``_key`` mask, as Gymnasium's vector environments give them).
+  ``success``, ``collided``, the episode's metrics of :meth:`NavigationFleet.metrics
+  <sim_server.learning.fleet.NavigationFleet.metrics>`, each with its ``_key`` mask, as
+  Gymnasium's vector environments give them). The metrics of an environment that ends are those
+  of the step that ended it; the next step starts them anew.
 * Autoreset is Gymnasium's default, next-step (``metadata["autoreset_mode"]``): the step after an
   episode of an environment ended resets that environment, ignoring its action, and gives its
   first observation with reward 0.
@@ -134,6 +137,7 @@ class NavigationVectorEnv(VectorEnv):
         infos = self._infos()
         infos.update(reached=reached, _reached=np.ones(self.num_envs, dtype=bool))
         infos.update(collided=collided, _collided=np.ones(self.num_envs, dtype=bool))
+        infos.update(success=reached.copy(), _success=np.ones(self.num_envs, dtype=bool))
         return fleet.observations(), rewards, terminated, truncated, infos
 
     def render(self):
@@ -146,10 +150,15 @@ class NavigationVectorEnv(VectorEnv):
 
     # ---------------------------------------------------------------- episodes
     def _start(self, index: int) -> None:
+        if self.fleet.has_people:
+            self.fleet.place_people(index, self._generators[index])
         self.fleet.place(index, self._generators[index])
         self._episode_steps[index] = 0
         self._ended[index] = False
 
     def _infos(self) -> dict[str, np.ndarray]:
         every = np.ones(self.num_envs, dtype=bool)
-        return {"distance": self.fleet.distances.copy(), "_distance": every}
+        infos = {"distance": self.fleet.distances.copy(), "_distance": every}
+        for key, values in self.fleet.metrics().items():
+            infos[key], infos[f"_{key}"] = values, every
+        return infos

@@ -659,6 +659,11 @@ class Crowd:
             x, y = self.people.entry[row]
             self.place(row, float(x), float(y), float(self.people.heading[row]), 0.0, 0.0)
 
+    def reseed(self, seed: int | None) -> None:
+        """Start afresh (as :meth:`reset`) with another seed: other starts, speeds and goals."""
+        self._seed = seed
+        self.reset()
+
     def reset(self) -> None:
         """Back to the world file's people and clocks (the same seed, the same choices)."""
         self._remove_rows(range(self.people.count))
