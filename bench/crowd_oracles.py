@@ -126,6 +126,7 @@ def run_social_force(state: np.ndarray, groups: list[list[int]] | None, dt: floa
         group_ids[members] = index
     walls = WallIndex(np.zeros((0, 4)))
     radii = np.full(count, PYSOCIALFORCE_RADIUS)
+    copies, offsets = np.zeros(count, dtype=np.int64), np.zeros((count, 2))
     array = parameters.array()
     out = np.zeros((count, 2))
     trajectory = [np.hstack([position, velocity])]
@@ -136,7 +137,8 @@ def run_social_force(state: np.ndarray, groups: list[list[int]] | None, dt: floa
         distance = np.linalg.norm(offset, axis=1)
         direction = offset / np.where(distance > 0.0, distance, 1.0)[:, None]
         grid = neighbour_grids(position, count, count, parameters.neighbor_range)
-        stamp = social_force_step(array, dt, count, position, velocity, radii, direction, distance, preferred,
+        stamp = social_force_step(array, dt, count, position, velocity, radii, copies, offsets, direction, distance,
+                                  preferred,
                                   group_ids, len(groups or []), count, *grid, *walls.arrays(), stamp,
                                   *walls.nearest_map(), out)
         position = position + out * dt
@@ -201,6 +203,7 @@ def run_orca(starts: np.ndarray, steps: int, body: float = CIRCLE_BODY) -> tuple
     goals = -starts
     position, velocity, out = starts.copy(), np.zeros((count, 2)), np.zeros((count, 2))
     radii, speeds = np.full(count, body), np.full(count, CIRCLE_SPEED)
+    copies, offsets = np.zeros(count, dtype=np.int64), np.zeros((count, 2))
     walls = WallIndex(np.zeros((0, 4)))
     trajectory = np.empty((steps, count, 2))
     stamp = 1
@@ -208,8 +211,8 @@ def run_orca(starts: np.ndarray, steps: int, body: float = CIRCLE_BODY) -> tuple
     for step in range(steps):
         started = time.perf_counter()
         grid = build_grid(position, count, parameters.neighbor_distance)
-        stamp = orca_step(array, CIRCLE_STEP, count, position, velocity, radii, _preferred(position, goals), speeds,
-                          count, *grid, *walls.arrays(), stamp, out)
+        stamp = orca_step(array, CIRCLE_STEP, count, position, velocity, radii, copies, offsets,
+                          _preferred(position, goals), speeds, count, *grid, *walls.arrays(), stamp, out)
         velocity = out.copy()
         position = position + velocity * CIRCLE_STEP
         elapsed += time.perf_counter() - started

@@ -218,28 +218,30 @@ class World:
         self.levels.update()
 
     def _load_crowds(self) -> None:
-        """Make the world file's crowds walk: each copy's in its copy's layers, seeded from the
-        crowd's seed, else the world's (with the crowd's and copy's index)."""
+        """Make the world file's crowds walk: one :class:`Crowd` per crowd of the file, holding
+        the people of every copy (each copy seeded from the crowd's seed, else the world's, with
+        the crowd's and copy's index), among the walls of its layers."""
         if not self.spec.crowds:
             return
         per_copy = len(self.spec.layers)
-        for index, offset in enumerate(self.replica_offsets):
-            copy_layers = self.layers[index * per_copy:(index + 1) * per_copy]
-            for number, spec in enumerate(self.spec.crowds):
-                layers = [layer for layer in copy_layers if not spec.layers or set(layer.names) & set(spec.layers)]
+        offsets = [(offset.x, offset.y) for offset in self.replica_offsets]
+        for number, spec in enumerate(self.spec.crowds):
+            layers = [layer for layer in self.layers[:per_copy] if not spec.layers or set(layer.names) & set(spec.layers)]
+            seeds: list[Any] = []
+            for index in range(len(offsets)):
                 if spec.seed is not None:
-                    seed: Any = [spec.seed, index]
+                    seeds.append([spec.seed, index])
                 elif self.seed is not None and self.seed >= 0:
-                    seed = [self.seed, number, index]
+                    seeds.append([self.seed, number, index])
                 else:
-                    seed = None
-                try:
-                    crowd = Crowd(spec, self, layers, self.time.step_size, self.replicas.name(spec.name, index),
-                                  (offset.x, offset.y), seed)
-                except ConfigError as exc:
-                    raise ConfigError(f"{self.spec.path}: {exc}") from None
-                self.crowds.append(crowd)
-                self.add_listener(crowd)
+                    seeds.append(None)
+            names = [self.replicas.name(spec.name, index) for index in range(len(offsets))]
+            try:
+                crowd = Crowd(spec, self, layers, self.time.step_size, names, offsets, seeds)
+            except ConfigError as exc:
+                raise ConfigError(f"{self.spec.path}: {exc}") from None
+            self.crowds.append(crowd)
+            self.add_listener(crowd)
         self.before_step_hooks.insert(1, self._step_crowds)
 
     def _step_crowds(self, time: TimeKeeper) -> None:

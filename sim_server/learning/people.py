@@ -46,9 +46,7 @@ class PeopleNearby:
         world = fleet.world
         #: Whether the world has crowds.
         self.present = bool(world.crowds)
-        per_copy = len(world.spec.crowds)
-        self._by_copy = [world.crowds[copy * per_copy:(copy + 1) * per_copy] for copy in range(copies)]
-        self._offsets = np.array([(offset.x, offset.y) for offset in world.replica_offsets], dtype=np.float64)
+        self._crowds = list(world.crowds)
         self._layer_names = {name for layer in world.layers for name in layer.names}
         self._robot_radii = np.array([_bounding_radius(robot) for robot in fleet.robots])
         count = fleet.count
@@ -62,9 +60,9 @@ class PeopleNearby:
 
     # ---------------------------------------------------------------- episodes
     def restart(self, copy: int, rng: np.random.Generator) -> None:
-        """Copy ``copy``'s crowds start afresh, seeded from ``rng``."""
-        for crowd in self._by_copy[copy]:
-            crowd.reseed(int(rng.integers(2**62)))
+        """Copy ``copy``'s people start afresh, seeded from ``rng``."""
+        for crowd in self._crowds:
+            crowd.restart(copy, int(rng.integers(2**62)))
 
     def start_episode(self, index: int, start: tuple[float, float]) -> None:
         """Robot ``index`` starts an episode at ``start`` (m, the world's frame)."""
@@ -81,32 +79,40 @@ class PeopleNearby:
     def around(self, index: int) -> np.ndarray:
         """(P, 2) positions (m, the world's frame) of the people in robot ``index``'s copy."""
         copy = int(self._fleet.copies[index])
-        parts = [crowd.positions() - self._offsets[copy] for crowd in self._by_copy[copy]]
+        parts = [crowd.local_positions()[crowd.people.rows("copy") == copy] for crowd in self._crowds]
         return np.concatenate(parts) if parts else np.empty((0, 2))
 
     # ---------------------------------------------------------------- per action
     def _people(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every person: positions (m, its copy's frame), velocities (m/s), copies, radii (m)."""
         positions, velocities, copies, radii = [], [], [], []
-        for copy, crowds in enumerate(self._by_copy):
-            for crowd in crowds:
-                count = crowd.people.count
-                positions.append(crowd.positions() - self._offsets[copy])
-                velocities.append(crowd.people.rows("velocity"))
-                copies.append(np.full(count, copy, dtype=np.int64))
-                radii.append(np.full(count, crowd.spec.radius))
+        for crowd in self._crowds:
+            positions.append(crowd.local_positions())
+            velocities.append(crowd.people.rows("velocity"))
+            copies.append(crowd.people.rows("copy"))
+            radii.append(np.full(crowd.people.count, crowd.spec.radius))
         if not positions:
             return np.empty((0, 2)), np.empty((0, 2)), np.empty(0, dtype=np.int64), np.empty(0)
         return np.concatenate(positions), np.concatenate(velocities), np.concatenate(copies), np.concatenate(radii)
 
-    def _gaps(self, local: np.ndarray, people: tuple) -> np.ndarray:
-        """(R, P) gaps (m) between each robot (at ``local``, its copy's frame) and each person,
-        NOBODY for people of other copies."""
+    def _gaps(self, local: np.ndarray, people: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """Per robot (at ``local``, its copy's frame), the people of its copy: (R, K) gaps (m)
+        between the robot and each (NOBODY where a copy has fewer than K) and (R, K) their
+        indices in ``people`` (K: the most people a copy has). Only a copy's own people are
+        looked at, so the cost grows with the people per copy, not all of them."""
         positions, _, copies, radii = people
-        dx = positions[None, :, 0] - local[:, None, 0]
-        dy = positions[None, :, 1] - local[:, None, 1]
-        gaps = np.hypot(dx, dy) - radii[None, :] - self._robot_radii[:, None]
-        return np.where(copies[None, :] == self._fleet.copies[:, None], gaps, NOBODY)
+        order = np.argsort(copies, kind="stable")
+        counts = np.bincount(copies, minlength=self._fleet.copies.max() + 1)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        robot_copies = self._fleet.copies
+        width = max(int(counts.max()) if len(counts) else 0, 1)
+        slots = np.arange(width)[None, :]
+        present = slots < counts[robot_copies][:, None]
+        chosen = order[np.minimum(starts[robot_copies][:, None] + slots, len(order) - 1)]
+        dx = positions[chosen, 0] - local[:, None, 0]
+        dy = positions[chosen, 1] - local[:, None, 1]
+        gaps = np.hypot(dx, dy) - radii[chosen] - self._robot_radii[:, None]
+        return np.where(present, gaps, NOBODY), chosen
 
     def after_action(self, poses: np.ndarray, collided: np.ndarray, touched_person: np.ndarray) -> np.ndarray:
         """Update the metrics after an action (robots at ``poses``, world frame); the rewards the
@@ -122,7 +128,7 @@ class PeopleNearby:
         if not self.present:
             return np.zeros(fleet.count)
         people = self._people()
-        gap = self._gaps(local, people).min(axis=1) if len(people[0]) else np.full(fleet.count, NOBODY)
+        gap = self._gaps(local, people)[0].min(axis=1) if len(people[0]) else np.full(fleet.count, NOBODY)
         self.min_gap = np.minimum(self.min_gap, gap)
         inside = gap < task.discomfort_distance
         self.intrusions += inside
@@ -138,9 +144,10 @@ class PeopleNearby:
         people = self._people()
         if len(people[0]):
             local = poses[:, :2] - fleet.offsets
-            gaps = self._gaps(local, people)
-            order = np.argsort(gaps, axis=1, kind="stable")[:, :wanted]
-            chosen = np.take_along_axis(gaps, order, axis=1)
+            gaps, indices = self._gaps(local, people)
+            nearest = np.argsort(gaps, axis=1, kind="stable")[:, :wanted]
+            chosen = np.take_along_axis(gaps, nearest, axis=1)
+            order = np.take_along_axis(indices, nearest, axis=1)
             present = np.isfinite(chosen)
             cos, sin = np.cos(poses[:, 2])[:, None], np.sin(poses[:, 2])[:, None]
             dx = people[0][order, 0] - local[:, None, 0]

@@ -27,7 +27,7 @@ def test_observations_hold_the_nearest_people_and_info_the_metrics() -> None:
     assert env.observation_space.contains(observation)
     people = observation[len(fleet.beam_index) + STATE_VALUES:].reshape(5, PERSON_VALUES)
     assert (people[:, 0] == 1.0).all()  # five of the ten are observed
-    gaps = np.sort(fleet._people._gaps(fleet._bodies.poses()[:, :2], fleet._people._people())[0])
+    gaps = np.sort(fleet._people._gaps(fleet._bodies.poses()[:, :2], fleet._people._people())[0][0])
     assert gaps[4] < gaps[5]
     assert METRICS <= set(info) and info["time"] == 0.0
     for _ in range(20):
@@ -86,8 +86,10 @@ def test_vector_environments_see_only_their_own_people() -> None:
     for key in METRICS:
         assert infos[key].shape == (4,) and infos[f"_{key}"].all()
     fleet = envs.unwrapped.fleet if hasattr(envs, "unwrapped") else envs.fleet
-    gaps = fleet._people._gaps(fleet._bodies.poses()[:, :2] - fleet.offsets, fleet._people._people())
+    gaps, indices = fleet._people._gaps(fleet._bodies.poses()[:, :2] - fleet.offsets, fleet._people._people())
     assert (np.isfinite(gaps).sum(axis=1) == 10).all()  # ten people each, the others' not counted
+    copies = fleet._people._people()[2]
+    assert all((copies[indices[robot]] == fleet.copies[robot]).all() for robot in range(4))
     for _ in range(5):
         observations, rewards, terminated, truncated, infos = envs.step(np.zeros((4, 2)))
     assert "success" in infos and (infos["time"] > 0).all()

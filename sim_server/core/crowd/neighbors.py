@@ -76,10 +76,12 @@ def cell_span(x, y, reach, x0, y0, cell, nx, ny):  # pragma: no cover - compiled
 
 
 @jit
-def nearest_within(points, x, y, self_index, reach, x0, y0, cell, nx, ny, starts, items, limit, out_index, out_distance_sq):  # pragma: no cover - compiled
+def nearest_within(points, x, y, self_index, reach, x0, y0, cell, nx, ny, starts, items, limit, out_index, out_distance_sq,
+                   copies, copy):  # pragma: no cover - compiled
     """The at most ``limit`` points nearest to (x, y) within ``reach`` (m), ``self_index``
-    excluded, nearest first, into ``out_index`` and ``out_distance_sq``; returns their count.
-    Ties keep the lower index first (the order does not depend on the grid)."""
+    excluded and only those whose ``copies`` entry is ``copy``, nearest first, into
+    ``out_index`` and ``out_distance_sq``; returns their count. Ties keep the lower index first
+    (the order does not depend on the grid)."""
     found = 0
     reach_sq = reach * reach
     ix_low, ix_high, iy_low, iy_high = cell_span(x, y, reach, x0, y0, cell, nx, ny)
@@ -88,7 +90,7 @@ def nearest_within(points, x, y, self_index, reach, x0, y0, cell, nx, ny, starts
             c = iy * nx + ix
             for k in range(starts[c], starts[c + 1]):
                 j = items[k]
-                if j == self_index:
+                if j == self_index or copies[j] != copy:
                     continue
                 dx = points[j, 0] - x
                 dy = points[j, 1] - y

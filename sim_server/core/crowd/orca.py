@@ -133,14 +133,16 @@ def _program3(lines, count, obstacle_lines, begin, radius, result, projected):  
 
 @jit
 def orca_step(
-    params, dt, count, positions, velocities, radii, preferred, max_speeds, total,
+    params, dt, count, positions, velocities, radii, copies, offsets, preferred, max_speeds, total,
     x0, y0, cell, nx, ny, starts, items,
     segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp, out,
 ):  # pragma: no cover - compiled
     """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` for a step of ``dt`` s.
 
-    ``positions``, ``velocities`` and ``radii`` hold ``total`` entries: the agents, then others
-    (robots) that do not take part in avoiding. ``preferred`` (m/s) is each agent's preferred
+    ``positions``, ``velocities``, ``radii`` and ``copies`` hold ``total`` entries: the agents,
+    then others (robots) that do not take part in avoiding; entries of different copies of the
+    world never meet. ``offsets`` (count, 2) place each agent's copy: the walls are given in the
+    world file's frame. ``preferred`` (m/s) is each agent's preferred
     velocity, ``max_speeds`` its speed limit. The grid indexes ``positions[:total]``, the wall
     index the walls, ``stamp`` a fresh number for its queries. Returns the next free stamp.
     """
@@ -161,7 +163,8 @@ def orca_step(
         max_speed = max_speeds[i]
         # walls: approach each one's nearest point no faster than the gap closes
         wall_reach = horizon_obstacles * max_speed + radius
-        found_walls = walls_within(xi, yi, wall_reach, stamp, segments, wx0, wy0, wcell, wnx, wny, wstarts,
+        lx, ly = xi - offsets[i, 0], yi - offsets[i, 1]
+        found_walls = walls_within(lx, ly, wall_reach, stamp, segments, wx0, wy0, wcell, wnx, wny, wstarts,
                                    witems, wstamps, walls, MAX_WALL_LINES)
         stamp += 1
         size = 0
@@ -169,8 +172,8 @@ def orca_step(
             distance = walls[k, 0]
             if distance <= 0.0:
                 continue
-            nxw = (walls[k, 1] - xi) / distance  # towards the wall
-            nyw = (walls[k, 2] - yi) / distance
+            nxw = (walls[k, 1] - lx) / distance  # towards the wall
+            nyw = (walls[k, 2] - ly) / distance
             gap = distance - radius
             bound = gap / horizon_obstacles if gap > 0.0 else gap / dt
             # allowed: v . n <= bound; the line runs along the wall with the allowed side on its left
@@ -180,7 +183,7 @@ def orca_step(
         obstacle_lines = size
         # neighbours: one half-plane each
         found = nearest_within(positions, xi, yi, i, reach, x0, y0, cell, nx, ny, starts, items, limit,
-                               neighbors, distances_sq)
+                               neighbors, distances_sq, copies, copies[i])
         inverse_horizon = 1.0 / horizon
         for k in range(found):
             j = neighbors[k]
@@ -235,7 +238,7 @@ def orca_step(
         if not (math.isfinite(vx) and math.isfinite(vy)):
             vx, vy = 0.0, 0.0
         if found_walls > 0:
-            vx, vy = keep_out_of_walls(xi, yi, vx, vy, radius, dt, walls, found_walls)
+            vx, vy = keep_out_of_walls(lx, ly, vx, vy, radius, dt, walls, found_walls)
         out[i, 0] = vx
         out[i, 1] = vy
     return stamp

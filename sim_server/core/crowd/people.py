@@ -47,6 +47,10 @@ class People:
         spawned: (N,) bool, whether a spawner made the person (it leaves at its last waypoint).
         added: (N,) bool, whether a request added the person at run time.
         entry: (N, 2) where the person entered the world (m).
+        copy: (N,) int64 the copy of the world the person is in (replicas; 0 without).
+
+    Places (goal, entry) are in the crowd's own frame, the world file's; the person's copy lies
+    at its offset in the world.
     """
 
     def __init__(self) -> None:
@@ -66,15 +70,16 @@ class People:
         self.mode = np.zeros(capacity, dtype=np.int64)
         self.added = np.zeros(capacity, dtype=bool)
         self.entry = np.zeros((capacity, 2))
+        self.copy = np.zeros(capacity, dtype=np.int64)
         #: The Box2D bodies, row by row.
         self.bodies: list = []
 
     _ARRAYS = ("number", "route", "speed", "group", "goal", "field", "waypoint", "wait_until", "velocity",
-               "heading", "spawned", "mode", "added", "entry")
+               "heading", "spawned", "mode", "added", "entry", "copy")
 
-    def add(self, body, number: int, route: int, speed: float, group: int, goal: tuple[float, float], mode: int,
-            spawned: bool, heading: float, added: bool = False) -> int:
-        """Append a person; returns its row."""
+    def add(self, body, number: int, route: int, speed: float, group: int, place: tuple[float, float], mode: int,
+            spawned: bool, heading: float, added: bool = False, copy: int = 0) -> int:
+        """Append a person standing at ``place`` (its goal until it gets one); returns its row."""
         if self.count == len(self.number):
             for name in self._ARRAYS:
                 array = getattr(self, name)
@@ -83,7 +88,7 @@ class People:
                 setattr(self, name, grown)
         row = self.count
         self.number[row], self.route[row], self.speed[row], self.group[row] = number, route, speed, group
-        self.goal[row] = goal
+        self.goal[row] = place
         self.field[row] = -1
         self.waypoint[row] = 0
         self.wait_until[row] = -1.0
@@ -92,7 +97,8 @@ class People:
         self.spawned[row] = spawned
         self.mode[row] = mode
         self.added[row] = added
-        self.entry[row] = goal
+        self.entry[row] = place
+        self.copy[row] = copy
         self.bodies.append(body)
         self.count += 1
         return row

@@ -121,7 +121,7 @@ def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wr
 _social = jit(_social, inline="always")
 
 
-def _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, cutoff, wrap,
+def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
                    x0, y0, cell, nx, ny, starts, items,
                    rx0, ry0, rcell, rnx, rny, rstarts, ritems):  # pragma: no cover - compiled
     """The social force (before ``social_factor``) on each of agents ``0..count-1`` of everyone
@@ -133,7 +133,7 @@ def _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, 
     of agents is then computed once, half the work: from the agent in the earlier cell (row by
     row), or within one cell from the lower index. pysocialforce's unwrapped theta can differ by
     2 pi between the two sides: without wrapping every ordered pair is computed. Cells wholly
-    beyond ``reach`` are skipped.
+    beyond ``reach`` are skipped, and so are the others of other copies of the world (``copies``).
     """
     social = np.zeros((count, 2))
     reach_sq = reach * reach
@@ -163,7 +163,7 @@ def _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, 
                 c = gy * nx + gx
                 for k in range(starts[c], starts[c + 1]):
                     j = items[k]
-                    if j == i or (wrap and own and j < i):
+                    if j == i or (wrap and own and j < i) or copies[j] != copies[i]:
                         continue
                     dx = xi - positions[j, 0]
                     dy = yi - positions[j, 1]
@@ -184,6 +184,8 @@ def _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, 
                 c = gy * rnx + gx
                 for k in range(rstarts[c], rstarts[c + 1]):
                     j = count + ritems[k]
+                    if copies[j] != copies[i]:
+                        continue
                     dx = xi - positions[j, 0]
                     dy = yi - positions[j, 1]
                     distance_sq = dx * dx + dy * dy
@@ -217,7 +219,7 @@ def neighbour_grids(positions: np.ndarray, count: int, total: int, reach: float)
 
 @jit
 def social_force_step(
-    params, dt, count, positions, velocities, radii, directions, goal_distances, preferred_speeds,
+    params, dt, count, positions, velocities, radii, copies, offsets, directions, goal_distances, preferred_speeds,
     group_ids, group_count, total, x0, y0, cell, nx, ny, starts, items,
     rx0, ry0, rcell, rnx, rny, rstarts, ritems,
     segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp,
@@ -225,8 +227,10 @@ def social_force_step(
 ):  # pragma: no cover - compiled
     """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` after one step of ``dt`` s.
 
-    ``positions``, ``velocities`` (m, m/s) and ``radii`` (m) hold ``total`` entries: the agents,
-    then others that push them but do not move here (robots). ``directions`` (unit vectors) and
+    ``positions``, ``velocities`` (m, m/s), ``radii`` (m) and ``copies`` hold ``total`` entries:
+    the agents, then others that push them but do not move here (robots); entries of different
+    copies of the world (replicas) never meet. ``offsets`` (count, 2) place each agent's copy in
+    the world: the walls are given in the world file's frame. ``directions`` (unit vectors) and
     ``goal_distances`` (m) say where each agent walks; ``preferred_speeds`` (m/s) how fast.
     ``group_ids`` (-1: none) number the groups ``0..group_count-1``. The grid (``x0`` ...
     ``items``) indexes the agents ``positions[:count]`` (cells of a third of the neighbour range
@@ -260,7 +264,7 @@ def social_force_step(
     tau = params[_TAU]
     lam, gamma, n, n_prime = params[_LAMBDA], params[_GAMMA], params[_N], params[_N_PRIME]
     cutoff, wrap = params[_CUTOFF_EXPONENT], params[_WRAP] != 0.0
-    social = _social_forces(count, positions, velocities, reach, lam, gamma, n, n_prime, cutoff, wrap,
+    social = _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
                             x0, y0, cell, nx, ny, starts, items, rx0, ry0, rcell, rnx, rny, rstarts, ritems)
     for i in range(count):
         xi, yi = positions[i, 0], positions[i, 1]
@@ -279,12 +283,14 @@ def social_force_step(
         sx, sy = social[i, 0], social[i, 1]
         fx += params[_SOCIAL] * sx
         fy += params[_SOCIAL] * sy
-        # the nearest wall (from the map; exactly where it is near), and the walls the step may reach
-        wall_distance, wall_x, wall_y = nearest_wall(xi, yi, nearest_points, nearest_x0, nearest_y0, nearest_cell)
+        # the nearest wall (from the map; exactly where it is near), and the walls the step may
+        # reach: the walls are in the world file's frame, the agent's copy lies at its offset
+        lx, ly = xi - offsets[i, 0], yi - offsets[i, 1]
+        wall_distance, wall_x, wall_y = nearest_wall(lx, ly, nearest_points, nearest_x0, nearest_y0, nearest_cell)
         near = radii[i] + dt * params[_MULTIPLIER] * preferred_speeds[i] + NEAR_WALL
         found = 0
         if wall_distance < near + 2.0 * nearest_cell:  # the map is within a cell or so of exact
-            found = walls_within(xi, yi, near, stamp, segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps,
+            found = walls_within(lx, ly, near, stamp, segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps,
                                  walls, MAX_WALLS_PER_AGENT)
             stamp += 1
         if found > 0:
@@ -293,8 +299,8 @@ def social_force_step(
             gap = wall_distance - radii[i]
             if gap < params[_OBSTACLE_THRESHOLD]:
                 amount = params[_OBSTACLE] * math.exp(-gap / params[_SIGMA]) / wall_distance
-                fx += amount * (xi - wall_x)
-                fy += amount * (yi - wall_y)
+                fx += amount * (lx - wall_x)
+                fy += amount * (ly - wall_y)
         # group forces
         g = group_ids[i]
         if g >= 0 and sizes[g] > 1.0:
@@ -337,7 +343,7 @@ def social_force_step(
         if distance_to_goal < params[_STOP]:
             vx, vy = 0.0, 0.0
         if found > 0:
-            vx, vy = keep_out_of_walls(xi, yi, vx, vy, radii[i], dt, walls, found)
+            vx, vy = keep_out_of_walls(lx, ly, vx, vy, radii[i], dt, walls, found)
         out[i, 0] = vx
         out[i, 1] = vy
     return stamp

@@ -208,16 +208,45 @@ def test_orca_crowds_walk_too(tmp_path: Path) -> None:
     world.close()
 
 
-def test_replicas_each_have_their_crowd(tmp_path: Path) -> None:
+def test_replicas_share_one_crowd_and_copies_keep_to_themselves(tmp_path: Path) -> None:
     from sim_server.core.physics.replicas import Replicas
 
     world = make_world(tmp_path, WALKERS, replicas=Replicas(3, 2.0))
-    assert [crowd.name for crowd in world.crowds] == ["people_0", "people_1", "people_2"]
-    world.step(100)
-    for crowd, offset in zip(world.crowds, world.replica_offsets):
-        local = crowd.positions() - (offset.x, offset.y)
-        assert (np.abs(local[:, 0]) < 6).all() and (np.abs(local[:, 1]) < 4).all()  # in their own copy
+    assert [crowd.name for crowd in world.crowds] == ["people"]
+    crowd = world.crowd("people")
+    copies = crowd.people.rows("copy")
+    assert np.bincount(copies).tolist() == [12, 12, 12]
+    names = crowd.names()
+    assert all(name.startswith(f"people_{copy}_") for name, copy in zip(names, copies))
+    world.step(300)
+    local = crowd.local_positions()
+    assert (np.abs(local[:, 0]) < 6).all() and (np.abs(local[:, 1]) < 4).all()  # each in its own copy
+    before = crowd.local_positions().copy()
+    crowd.restart(1, seed=99)  # copy 1 alone starts afresh
+    after = crowd.local_positions()
+    copies = crowd.people.rows("copy")
+    assert np.array_equal(np.sort(after[copies == 0], axis=0), np.sort(before[crowd.people.rows("copy") == 0], axis=0))
     world.close()
+
+
+def test_a_copy_walks_as_the_same_world_alone_would(tmp_path: Path) -> None:
+    # People of other copies never push a copy's people: copy 0 of three walks as a lone world
+    # with copy 0's seed does.
+    from sim_server.core.physics.replicas import Replicas
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    alone = make_world(tmp_path / "a", WALKERS, seed=5)
+    copied = make_world(tmp_path / "b", WALKERS, seed=5, replicas=Replicas(3, 2.0))
+    alone.crowd("people").restart(0, 17)
+    copied.crowd("people").restart(0, 17)
+    alone.step(200)
+    copied.step(200)
+    mine = copied.crowd("people")
+    local = mine.local_positions()[mine.people.rows("copy") == 0]
+    assert np.allclose(local, alone.crowd("people").local_positions(), atol=1e-4)
+    alone.close()
+    copied.close()
 
 
 def test_pictures_show_people(tmp_path: Path) -> None:

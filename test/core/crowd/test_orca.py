@@ -18,8 +18,8 @@ def _step(parameters: OrcaParameters, dt: float, position: np.ndarray, velocity:
     out = np.zeros((count, 2))
     grid = build_grid(position, len(position), max(parameters.neighbor_distance, 0.5))
     index = WallIndex(np.zeros((0, 4)) if walls is None else walls)
-    orca_step(parameters.array(), dt, count, position, velocity, radii, preferred, speeds, len(position), *grid,
-              *index.arrays(), stamp, out)
+    orca_step(parameters.array(), dt, count, position, velocity, radii, np.zeros(len(position), dtype=np.int64),
+              np.zeros((count, 2)), preferred, speeds, len(position), *grid, *index.arrays(), stamp, out)
     return out
 
 
@@ -88,8 +88,8 @@ def test_walls_are_not_entered() -> None:
         out = np.zeros((1, 2))
         grid = build_grid(position, 1, 10.0)
         index = WallIndex(wall)
-        stamp = orca_step(parameters.array(), 0.1, 1, position, velocity, np.array([0.3]), np.array([[1.5, 0.0]]),
-                          np.array([1.5]), 1, *grid, *index.arrays(), stamp, out)
+        stamp = orca_step(parameters.array(), 0.1, 1, position, velocity, np.array([0.3]), np.zeros(1, dtype=np.int64),
+                          np.zeros((1, 2)), np.array([[1.5, 0.0]]), np.array([1.5]), 1, *grid, *index.arrays(), stamp, out)
         velocity = out.copy()
         position = position + velocity * 0.1
         assert 2.0 - position[0, 0] >= 0.3 - 1e-9
@@ -101,7 +101,8 @@ def test_neighbours_are_the_nearest_within_range_nearest_first() -> None:
     grid = build_grid(points, len(points), 3.0)
     index, distance_sq = np.empty(10, dtype=np.int64), np.empty(10)
     for i in range(0, 300, 37):
-        found = nearest_within(points, points[i, 0], points[i, 1], i, 3.0, *grid, 10, index, distance_sq)
+        found = nearest_within(points, points[i, 0], points[i, 1], i, 3.0, *grid, 10, index, distance_sq,
+                               np.zeros(len(points), dtype=np.int64), 0)
         d = np.sum((points - points[i]) ** 2, axis=1)
         d[i] = np.inf
         expected = [j for j in np.argsort(d, kind="stable") if d[j] <= 9.0][:10]

@@ -1,0 +1,165 @@
+"""Where a crowd's people may be: the world file's places checked against the walls, free places
+found for people to start or arrive at, and the candidate goals of regions.
+
+Everything here is in the crowd's own frame, the world file's (with replicas, each copy of the
+world is this frame moved by the copy's offset). The walls come in as a
+:class:`~sim_server.core.crowd.navigation.WalkingGrid` (None: no walls).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Sequence
+
+import numpy as np
+
+from sim_server.core.crowd.navigation import WalkingGrid
+from sim_server.core.errors import ConfigError
+from sim_server.core.format.crowd_file import CrowdSpec, Place
+
+#: Random tries to find a free place in a region.
+PLACE_TRIES = 50
+#: Gap between people placed together at one point, in radii.
+PLACEMENT_SPACING = 2.4
+#: The region label of a place beyond the walking grid (open space) and of one in a wall.
+OPEN, IN_WALL = -2, -1
+
+
+class Places:
+    """The places of ``spec`` among the walls of ``grid`` (see the module's docstring)."""
+
+    def __init__(self, spec: CrowdSpec, grid: WalkingGrid | None) -> None:
+        self.spec = spec
+        self.grid = grid
+        self._pools: dict[tuple[str, int], np.ndarray] = {}
+
+    def label(self, x: float, y: float) -> int:
+        """The walking grid's connected region of (x, y) (m): :data:`IN_WALL` where a body would
+        touch a wall, :data:`OPEN` beyond the grid or without walls."""
+        return OPEN if self.grid is None else self.grid.region_at(x, y)
+
+    def _label_or_error(self, x: float, y: float, where: str) -> int:
+        label = self.label(x, y)
+        if label == IN_WALL:
+            raise ConfigError(
+                f"{where} ({x:g}, {y:g}) lies within {self.spec.radius:g} m (the pedestrians' radius) of a wall: "
+                "a pedestrian cannot stand there"
+            )
+        return label
+
+    def labels_of_region(self, region: str) -> set[int]:
+        """The walking grid's regions with free cells in a region's box."""
+        grid = self.grid
+        if grid is None:
+            return {OPEN}
+        x0, y0, x1, y1 = self.spec.regions[region]
+        ix0, iy0 = int(math.floor((x0 - grid.x0) / grid.cell)), int(math.floor((y0 - grid.y0) / grid.cell))
+        ix1, iy1 = int(math.floor((x1 - grid.x0) / grid.cell)), int(math.floor((y1 - grid.y0) / grid.cell))
+        labels = set()
+        if ix0 < 0 or iy0 < 0 or ix1 >= grid.nx or iy1 >= grid.ny:
+            labels.add(OPEN)  # part of the region is open space beyond the walls
+        window = grid.labels[max(iy0, 0): max(min(iy1 + 1, grid.ny), 0), max(ix0, 0): max(min(ix1 + 1, grid.nx), 0)]
+        labels.update(int(label) for label in np.unique(window) if label >= 0)
+        return labels
+
+    def check(self) -> None:
+        """Every start, waypoint, region and spawner place: a body fits there and every goal is
+        reachable from where its people start (ConfigError naming the entry otherwise)."""
+        spec = self.spec
+        for region in spec.regions:
+            if not self.labels_of_region(region):
+                raise ConfigError(
+                    f"{spec.location}: region \"{region}\" has no place where a pedestrian of radius "
+                    f"{spec.radius:g} m fits: walls fill it"
+                )
+        entries = [(entry.location, entry.start, entry.route, "start") for entry in spec.agents]
+        entries += [(entry.location, entry.at, entry.route, "at") for entry in spec.spawners]
+        for location, place, route, key in entries:
+            try:
+                if place.point is not None:
+                    starts = {self._label_or_error(*place.point, where=f'key "{key}"')}
+                else:
+                    starts = self.labels_of_region(place.region)
+                for index, waypoint in enumerate(route.waypoints):
+                    label = self._label_or_error(*waypoint, where=f'key "waypoints": waypoint {index}')
+                    if label != OPEN and OPEN not in starts and label not in starts:
+                        raise ConfigError(
+                            f'key "waypoints": waypoint {index} {list(waypoint)} cannot be reached from the start: '
+                            "walls close it off (no way wide enough for a pedestrian of radius "
+                            f"{spec.radius:g} m)"
+                        )
+                if route.goals is not None:
+                    goal_labels = self.labels_of_region(route.goals)
+                    if OPEN not in starts and OPEN not in goal_labels and not (goal_labels & starts):
+                        raise ConfigError(
+                            f'key "goals": region "{route.goals}" cannot be reached from the start: walls close it off'
+                        )
+            except ConfigError as exc:
+                raise ConfigError(f"{location}: {exc}") from None
+
+    def find(self, place: Place, count: int, taken: Sequence[tuple[float, float]],
+             rng: np.random.Generator) -> list[tuple[float, float]] | None:
+        """``count`` free places at ``place`` (clear of walls and of the people at ``taken``):
+        around a point (rings at :data:`PLACEMENT_SPACING` radii), or drawn in a region; None
+        where they do not fit."""
+        radius = self.spec.radius
+        chosen: list[tuple[float, float]] = []
+        limit = (2.0 * radius) ** 2
+        others = np.asarray(taken, dtype=np.float64).reshape(-1, 2)
+
+        def free(x: float, y: float) -> bool:
+            if self.label(x, y) == IN_WALL:
+                return False
+            if len(others) and (((others[:, 0] - x) ** 2 + (others[:, 1] - y) ** 2) < limit).any():
+                return False
+            return all((x - ox) ** 2 + (y - oy) ** 2 >= limit for ox, oy in chosen)
+
+        if place.point is not None:
+            cx, cy = place.point
+            candidates = [(cx, cy)]
+            spacing = PLACEMENT_SPACING * radius
+            ring = 1
+            while len(candidates) < 8 * count + 8 and ring < 50:
+                around = 6 * ring
+                candidates += [
+                    (cx + ring * spacing * math.cos(2 * math.pi * k / around), cy + ring * spacing * math.sin(2 * math.pi * k / around))
+                    for k in range(around)
+                ]
+                ring += 1
+            for x, y in candidates:
+                if len(chosen) == count:
+                    break
+                if free(x, y):
+                    chosen.append((x, y))
+        else:
+            x0, y0, x1, y1 = self.spec.regions[place.region]
+            for _ in range(count):
+                for _ in range(PLACE_TRIES):
+                    x, y = float(rng.uniform(x0, x1)), float(rng.uniform(y0, y1))
+                    if free(x, y):
+                        chosen.append((x, y))
+                        break
+                else:
+                    return None
+        return chosen if len(chosen) == count else None
+
+    def pool(self, region: str, label: int) -> np.ndarray:
+        """The candidate goals (m) of a region reachable within the grid's region ``label``:
+        :attr:`CrowdSpec.goals_per_region` of them among its free cells, drawn once (the same
+        for every copy and seed: their distance fields are shared)."""
+        key = (region, label)
+        pool = self._pools.get(key)
+        if pool is None:
+            x0, y0, x1, y1 = self.spec.regions[region]
+            rng = np.random.default_rng([zlib.crc32(region.encode()), label + 2])
+            points = []
+            for _ in range(self.spec.goals_per_region * PLACE_TRIES):
+                if len(points) == self.spec.goals_per_region:
+                    break
+                x, y = float(rng.uniform(x0, x1)), float(rng.uniform(y0, y1))
+                found = self.label(x, y)
+                if found == label or (label == OPEN and found != IN_WALL):
+                    points.append((x, y))
+            pool = self._pools[key] = np.array(points, dtype=np.float64).reshape(-1, 2)
+        return pool
