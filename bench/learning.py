@@ -6,6 +6,9 @@
   0.01 s, random actions, autoreset included; on one core (the ray caster's threads set to one).
   The issue tracker's target: 20,000 steps a second with 64 worlds.
 * ``sync``: Gymnasium's SyncVectorEnv of 64 single environments (a world each), for comparison.
+* ``crowd``: the same vector environment among people (``sim_server/CrowdNavigation-v0``: 64
+  worlds, each with one robot and ten people walking, the five nearest observed). The issue
+  tracker's target: 20,000 steps a second.
 * ``ray``: :class:`~sim_server.learning.distributed.RayVectorEnv` with 1 and 2 actors of 64
   worlds each on a local Ray instance (:mod:`sim_server.learning.ray_example`): steps a second
   stepped from the driver (a round trip to every actor a step) and in the actors alone (what
@@ -18,8 +21,9 @@ from __future__ import annotations
 import gymnasium
 import numba
 
-from bench.targets import VECTOR_ENV
+from bench.targets import CROWD_VECTOR_ENV, VECTOR_ENV
 from sim_server.learning import NAVIGATION_ID, NavigationVectorEnv
+from sim_server.learning.task import CROWD_NAVIGATION, PEOPLE_WORLD
 from sim_server.learning.throughput import steps_per_second
 
 #: World counts of the curve.
@@ -49,6 +53,11 @@ def run(seconds: float) -> dict[str, dict[str, float]]:
             result[f"sync, {SYNC_WORLDS} worlds"] = {"steps_per_s": steps_per_second(sync, seconds / len(COUNTS))}
         finally:
             sync.close()
+        crowd = NavigationVectorEnv(SYNC_WORLDS, PEOPLE_WORLD, CROWD_NAVIGATION)
+        try:
+            result[CROWD_VECTOR_ENV] = {"steps_per_s": steps_per_second(crowd, seconds / len(COUNTS))}
+        finally:
+            crowd.close()
     finally:
         numba.set_num_threads(threads)
     result.update(_ray(seconds / len(COUNTS)))

@@ -21,6 +21,8 @@ CAMERA = "camera, 10 m, 256 px"
 VECTOR_ENV = "vector, {count} worlds"
 #: Worlds of the vector environment's target.
 VECTOR_WORLDS = 64
+#: The vector environment among people (64 worlds, a robot and ten people each).
+CROWD_VECTOR_ENV = "crowd navigation, 64 worlds"
 #: Largest spread of the cost of one more robot across robot counts that still counts as flat.
 FLAT_SPREAD = 2.0
 #: Margin shown for a met zero bound (and the most any margin is drawn with).
@@ -111,6 +113,8 @@ TARGETS: tuple[Target, ...] = (
     Target("social force vs pysocialforce", "x faster", 100.0, True,
            lambda r: r["crowds"]["social force vs pysocialforce"]["ratio"]),
     Target("ORCA vs RVO2 (pyrvo)", "x faster", 1.0, True, lambda r: r["crowds"]["ORCA vs RVO2"]["ratio"]),
+    Target("crowd navigation, 64 worlds", "steps/s", 20_000.0, True,
+           lambda r: r["learning"][CROWD_VECTOR_ENV]["steps_per_s"]),
     Target(
         f"vector env, {VECTOR_WORLDS} worlds, one core", "steps/s", 20_000.0, True,
         lambda r: r["learning"][VECTOR_ENV.format(count=VECTOR_WORLDS)]["steps_per_s"],

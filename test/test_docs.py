@@ -108,8 +108,11 @@ def test_learning_examples_run_as_written() -> None:
     """Every Python block of the learning page, as written, each in a process of its own, none
     importing rclpy; the first's picture and observation are checked too."""
     examples = python_blocks(page("learning.md"))
-    assert len(examples) == 3
-    checks = ["\nassert picture.shape[2] == 3 and env.observation_space.contains(observation)\n", "", ""]
+    assert len(examples) == 4
+    checks = [
+        "\nassert picture.shape[2] == 3 and env.observation_space.contains(observation)\n", "", "",
+        "\nassert observation.shape == (65,) and info['path_length'] >= 0.0\n",
+    ]
     for example, check in zip(examples, checks):
         result = run_python(example + check + NO_ROS, REPO_ROOT)
         assert result.returncode == 0, result.stderr

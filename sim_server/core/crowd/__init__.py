@@ -3,6 +3,7 @@
 * :mod:`.crowd` -- a crowd in the physics world (:class:`~.crowd.Crowd`): its people as kinematic
   circles, their goals, waits, groups and spawners, one update for all of them;
 * :mod:`.people` -- the people's state as arrays;
+* :mod:`.places` -- the world file's places checked against the walls, free places, goal pools;
 * :mod:`.social_force` -- the social force model (pedsim's forces and parameters), compiled;
 * :mod:`.orca` -- ORCA (reciprocal velocity obstacles, RVO2's algorithm), compiled;
 * :mod:`.navigation` -- the walking grid: where a body fits, which places connect, distance fields
