@@ -22,12 +22,25 @@ in the robot's frame, scaled; missing ones are zeros).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from sim_server.learning.fleet import NavigationFleet
+from sim_server.core import World
+from sim_server.learning.task import NavigationTask
+
+
+class Fleet(Protocol):
+    """What :class:`PeopleNearby` reads of the fleet it serves
+    (:class:`~sim_server.learning.fleet.NavigationFleet` is one)."""
+
+    world: World
+    task: NavigationTask
+    robots: Sequence[Any]
+    count: int
+    #: Each robot's copy, and where that copy lies (m).
+    copies: np.ndarray
+    offsets: np.ndarray
 
 #: A gap (m) that stands for "nobody near" in the metrics and in observations of empty copies.
 NOBODY = math.inf
@@ -41,7 +54,7 @@ class PeopleNearby:
         copies: copies of the world.
     """
 
-    def __init__(self, fleet: "NavigationFleet", copies: int) -> None:
+    def __init__(self, fleet: Fleet, copies: int) -> None:
         self._fleet = fleet
         world = fleet.world
         #: Whether the world has crowds.
