@@ -225,6 +225,12 @@ class World:
             return
         per_copy = len(self.spec.layers)
         offsets = [(offset.x, offset.y) for offset in self.replica_offsets]
+        people = sum(spec.initial_count for spec in self.spec.crowds) * len(offsets)
+        if people > limits.MAX_PEDESTRIANS:
+            raise ConfigError(
+                f"{self.spec.path}: {len(offsets)} copies of the world's crowds hold {people} pedestrians, more "
+                f"than the limit of {limits.MAX_PEDESTRIANS}: fewer copies or people"
+            )
         for number, spec in enumerate(self.spec.crowds):
             layers = [layer for layer in self.layers[:per_copy] if not spec.layers or set(layer.names) & set(spec.layers)]
             seeds: list[Any] = []
@@ -255,6 +261,10 @@ class World:
                 return crowd
         raise EntityError(f'crowd with name "{name}" does not exist')
 
+    def pedestrian_count(self) -> int:
+        """People in the world now, every crowd's."""
+        return sum(crowd.people.count for crowd in self.crowds)
+
     def find_pedestrian(self, name: str) -> tuple[Crowd, int] | None:
         """The crowd and row of the pedestrian called ``name`` (None when there is none)."""
         for crowd in self.crowds:
@@ -279,7 +289,7 @@ class World:
                 raise RequestError(problem)
             if name in self.models or self.find_pedestrian(name) is not None:
                 raise EntityError(f'an entity named "{name}" exists already')
-        people = sum(each.people.count for each in self.crowds)
+        people = self.pedestrian_count()
         if people >= limits.MAX_PEDESTRIANS:
             raise RequestError(f"the world holds {people} pedestrians, the limit")
         return chosen.add(position, goals, speed, name)

@@ -73,6 +73,9 @@ class CrowdHost(Protocol):
     def removing_bodies(self, bodies: Iterable[b2.body]) -> ContextManager[None]:
         """A block inside which ``bodies`` may be destroyed."""
 
+    def pedestrian_count(self) -> int:
+        """People in the world now, every crowd's."""
+
 
 @dataclass
 class _Spawner:
@@ -340,7 +343,8 @@ class Crowd:
                     if spawner.total is not None and state.made >= spawner.total:
                         state.next_arrival = math.inf
                         break
-                    if len(state.out) + spawner.size > spawner.limit:
+                    if (len(state.out) + spawner.size > spawner.limit
+                            or self.host.pedestrian_count() + spawner.size > limits.MAX_PEDESTRIANS):
                         state.next_arrival = now + self.dt  # full: try again next update
                         break
                     placed = self.places.find(spawner.at, spawner.size, self._local_of_copy(copy), self.rngs[copy])

@@ -106,14 +106,26 @@ class Places:
         radius = self.spec.radius
         chosen: list[tuple[float, float]] = []
         limit = (2.0 * radius) ** 2
-        others = np.asarray(taken, dtype=np.float64).reshape(-1, 2)
+        cell = 2.0 * radius
+        # the people there and those chosen, by cells of a diameter: a test looks at 3 x 3 cells
+        near: dict[tuple[int, int], list[tuple[float, float]]] = {}
+
+        def keep(x: float, y: float) -> None:
+            near.setdefault((int(math.floor(x / cell)), int(math.floor(y / cell))), []).append((x, y))
+
+        for ox, oy in np.asarray(taken, dtype=np.float64).reshape(-1, 2).tolist():
+            keep(ox, oy)
 
         def free(x: float, y: float) -> bool:
             if self.label(x, y) == IN_WALL:
                 return False
-            if len(others) and (((others[:, 0] - x) ** 2 + (others[:, 1] - y) ** 2) < limit).any():
-                return False
-            return all((x - ox) ** 2 + (y - oy) ** 2 >= limit for ox, oy in chosen)
+            cx, cy = int(math.floor(x / cell)), int(math.floor(y / cell))
+            for dx in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    for ox, oy in near.get((cx + dx, cy + dy), ()):
+                        if (x - ox) ** 2 + (y - oy) ** 2 < limit:
+                            return False
+            return True
 
         if place.point is not None:
             cx, cy = place.point
@@ -132,6 +144,7 @@ class Places:
                     break
                 if free(x, y):
                     chosen.append((x, y))
+                    keep(x, y)
         else:
             x0, y0, x1, y1 = self.spec.regions[place.region]
             for _ in range(count):
@@ -139,6 +152,7 @@ class Places:
                     x, y = float(rng.uniform(x0, x1)), float(rng.uniform(y0, y1))
                     if free(x, y):
                         chosen.append((x, y))
+                        keep(x, y)
                         break
                 else:
                     return None

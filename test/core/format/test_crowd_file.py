@@ -144,3 +144,30 @@ def _crowd_variants() -> list[Any]:
 @pytest.mark.parametrize("crowd", _crowd_variants())
 def test_generated_bad_crowds_load_cleanly_or_fail_in_one_line(tmp_path: Path, crowd: Any) -> None:
     assert_clean_outcome(write_world(tmp_path, [crowd]))
+
+
+def test_the_most_people_load_in_reasonable_time_and_no_more_arrive(tmp_path: Path, monkeypatch) -> None:
+    import time as clock
+
+    crowd = copy.deepcopy(CROWD)
+    crowd["regions"]["left"] = [-5.7, -3.7, -0.3, 3.7]
+    crowd["radius"] = 0.05
+    crowd["agents"] = [{"count": 1000, "start": "left", "goals": "left"}]
+    crowd["spawners"][0].update(rate=100, limit=limits.MAX_PEDESTRIANS, total=None)
+    del crowd["spawners"][0]["total"]
+    started = clock.process_time()
+    world = World.from_file(write_world(tmp_path, [crowd]))
+    assert clock.process_time() - started < 30.0  # placing them is not quadratic
+    monkeypatch.setattr(limits, "MAX_PEDESTRIANS", 1010)  # the world's limit, ten above
+    world.step(400)  # 2 s of a spawner of 100 a second
+    assert world.pedestrian_count() == 1010
+    world.close()
+
+
+def test_replicas_may_not_multiply_people_beyond_the_limit(tmp_path: Path) -> None:
+    from sim_server.core.physics.replicas import Replicas
+
+    crowd = copy.deepcopy(CROWD)
+    crowd["agents"] = [{"count": 100, "start": "left", "goals": "left"}]
+    with pytest.raises(ConfigError, match="hold 10100 pedestrians, more than the limit"):
+        World.from_file(write_world(tmp_path, [crowd]), replicas=Replicas(101, 1.0))
