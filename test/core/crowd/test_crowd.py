@@ -21,6 +21,8 @@ bodies:
     color: [0.2, 0.4, 1.0, 1.0]
     footprints:
       - {type: circle, radius: 0.25, density: 10}
+plugins:
+  - {type: Bumper, name: bumper}
 """
 
 
@@ -159,14 +161,19 @@ def test_a_robot_cannot_pass_through_a_person_and_touches_it(tmp_path: Path) -> 
     world = make_world(tmp_path, crowd, robot=True)
     robot = world.models["robot"].first_body.physics_body
     person = world.crowd("one").positions()[0]
-    touched = False
+    touched = bumped = False
     for _ in range(300):
         robot.linearVelocity = (1.0, 0.0)
         world.step()
         gap = np.linalg.norm(np.array(robot.position) - person) - 0.55
         assert gap > -0.02  # Box2D's slop, no more
         touched |= any("one_0" in (c.entity_a, c.entity_b) for c in world.contacts())
-    assert touched
+        bumper = world.plugins.find(world.models["robot"], "bumper")
+        if bumper.last_collisions:
+            hit = bumper.last_collisions[0]
+            assert (hit.entity_b, hit.body_b) == ("one_0", "body")  # the bumper names the person
+            bumped = True
+    assert touched and bumped
     assert np.allclose(world.crowd("one").positions()[0], person, atol=1e-6)  # people are not pushed
     world.close()
 
