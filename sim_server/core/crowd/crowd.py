@@ -300,7 +300,8 @@ class Crowd:
                 return True
             goal = tuple(pool[int(self.rngs[copy].integers(len(pool)))])
         people.goal[row] = goal
-        people.field[row] = -1 if self.grid is None else self.grid.field_id(goal[0], goal[1], set(people.rows("field").tolist()))
+        people.field[row] = -1 if self.grid is None else self.grid.field_id(
+            goal[0], goal[1], lambda: set(people.rows("field").tolist()))
         return True
 
     def _handle_arrivals(self, local: np.ndarray, now: float) -> list[int]:

@@ -24,6 +24,7 @@ import heapq
 import logging
 import math
 from collections import OrderedDict
+from typing import Callable
 
 import numpy as np
 
@@ -287,10 +288,10 @@ class WalkingGrid:
             return -2
         return int(self.labels[cell[1], cell[0]])
 
-    def field_id(self, x: float, y: float, in_use: set[int]) -> int:
+    def field_id(self, x: float, y: float, in_use: "Callable[[], set[int]]") -> int:
         """The index in :attr:`fields` of the distance field to the point (m), computed now if
-        needed; -1 outside the grid or where the goal's cell is blocked. ``in_use`` holds field
-        indices still needed (never dropped)."""
+        needed; -1 outside the grid or where the goal's cell is blocked. ``in_use()`` gives the
+        field indices still needed (never dropped), asked only when one must go."""
         cell = self.cell_of(x, y)
         if cell is None or self.blocked[cell[1], cell[0]]:
             return -1
@@ -306,7 +307,8 @@ class WalkingGrid:
                 grown[: len(self.fields)] = self.fields
                 self.fields = grown
         else:
-            victim = next((k for k, v in self._field_of.items() if v not in in_use), None)
+            used = in_use()
+            victim = next((k for k, v in self._field_of.items() if v not in used), None)
             if victim is None:
                 return -1  # every kept field is in use: walk straight
             index = self._field_of.pop(victim)

@@ -40,21 +40,21 @@ def test_a_door_connects_and_a_closed_room_does_not() -> None:
 
 def test_distances_go_round_the_wall_through_the_door() -> None:
     grid = WalkingGrid(ROOM, 0.3, 0.1)
-    index = grid.field_id(8.0, 1.0, set())
+    index = grid.field_id(8.0, 1.0, set)
     field = grid.fields[index]
     ix, iy = grid.cell_of(2.0, 1.0)
     through_door = math.dist((2.0, 1.0), (5.0, 3.0)) + math.dist((5.0, 3.0), (8.0, 1.0))
     # path lengths weighted near walls: at least the way through the door, not much more
     assert 0.99 * through_door < field[iy, ix] < 2.0 * through_door
     # the same goal again: the same field
-    assert grid.field_id(8.0, 1.0, set()) == grid.field_id(8.02, 1.02, set())
+    assert grid.field_id(8.0, 1.0, set) == grid.field_id(8.02, 1.02, set)
 
 
 def test_following_the_directions_leads_through_the_door() -> None:
     grid = WalkingGrid(ROOM, 0.3, 0.1)
     position = np.array([[2.0, 1.0]])
     goal = np.array([[8.0, 1.0]])
-    field = np.array([grid.field_id(8.0, 1.0, set())])
+    field = np.array([grid.field_id(8.0, 1.0, set)])
     walls = WallIndex(ROOM)
     near = np.empty((8, 3))
     for step in range(400):
@@ -72,7 +72,7 @@ def test_in_open_space_the_way_is_straight() -> None:
     grid = WalkingGrid(ROOM, 0.3, 0.1)
     # away from the walls (more than CLEARANCE beyond where a body touches them)
     position, goal = np.array([[2.0, 2.5]]), np.array([[3.5, 3.7]])
-    field = np.array([grid.field_id(3.5, 3.7, set())])
+    field = np.array([grid.field_id(3.5, 3.7, set)])
     direction, distance = np.zeros((1, 2)), np.zeros(1)
     walking_directions(position, goal, field, *grid.arrays(), direction, distance)
     assert np.allclose(direction[0], (goal[0] - position[0]) / np.linalg.norm(goal[0] - position[0]))
@@ -101,3 +101,24 @@ def test_the_nearest_wall_map_is_within_a_cell_of_the_exact_nearest_wall() -> No
         mapped = nearest_wall(x, y, points, x0, y0, cell)[0]
         found = walls_within(x, y, 50.0, k + 1, *index.arrays(), near, 8)
         assert found and abs(mapped - near[0, 0]) <= 1.5 * cell * math.sqrt(2.0)
+
+
+def test_fields_beyond_the_memory_limit_replace_the_least_recently_used_not_in_use() -> None:
+    grid = WalkingGrid(ROOM, 0.3, 0.1)
+    grid.max_fields = 2
+    first = grid.field_id(2.0, 1.0, set)
+    second = grid.field_id(8.0, 1.0, set)
+    asked = []
+
+    def in_use() -> set[int]:
+        asked.append(True)
+        return {first}
+
+    third = grid.field_id(8.0, 5.0, in_use)
+    assert asked and third == second  # the second's slot, the first being in use
+    assert grid.field_id(2.0, 1.0, set) == first  # kept
+    index = grid.field_id(8.0, 5.0, set)
+    ix, iy = grid.cell_of(8.0, 5.0)
+    assert index == third and grid.fields[index][iy, ix] == 0.0  # the third goal's own field
+    assert grid.field_id(2.0, 1.0, lambda: {0, 1}) == first
+    assert grid.field_id(3.0, 3.0, lambda: {0, 1}) == -1  # every slot in use: walk straight
