@@ -261,6 +261,10 @@ class World:
                 return crowd
         raise EntityError(f'crowd with name "{name}" does not exist')
 
+    def has_entity(self, name: str) -> bool:
+        """Whether a model or a pedestrian is called ``name``."""
+        return name in self.models or any(crowd.has(name) for crowd in self.crowds)
+
     def pedestrian_count(self) -> int:
         """People in the world now, every crowd's."""
         return sum(crowd.people.count for crowd in self.crowds)
@@ -268,9 +272,8 @@ class World:
     def find_pedestrian(self, name: str) -> tuple[Crowd, int] | None:
         """The crowd and row of the pedestrian called ``name`` (None when there is none)."""
         for crowd in self.crowds:
-            row = crowd.row_of(name)
-            if row is not None:
-                return crowd, row
+            if crowd.has(name):
+                return crowd, crowd.row_of(name)
         return None
 
     def spawn_pedestrian(self, crowd: str, position: tuple[float, float], goals=(), speed: float | None = None,
@@ -287,12 +290,21 @@ class World:
             problem = model_name_problem(name)
             if problem is not None:
                 raise RequestError(problem)
-            if name in self.models or self.find_pedestrian(name) is not None:
+            if self.has_entity(name):
                 raise EntityError(f'an entity named "{name}" exists already')
         people = self.pedestrian_count()
         if people >= limits.MAX_PEDESTRIANS:
             raise RequestError(f"the world holds {people} pedestrians, the limit")
         return chosen.add(position, goals, speed, name)
+
+    def delete_entity(self, name: str) -> str:
+        """Remove the model or the pedestrian called ``name``; returns which it was
+        (``"model"`` or ``"pedestrian"``; EntityError when there is neither)."""
+        if name not in self.models and any(crowd.has(name) for crowd in self.crowds):
+            self.delete_pedestrian(name)
+            return "pedestrian"
+        self.delete_model(name)
+        return "model"
 
     def delete_pedestrian(self, name: str) -> None:
         """Remove the pedestrian called ``name`` (EntityError when there is none)."""
@@ -479,7 +491,7 @@ class World:
             raise RequestError(problem)
         if name in self.models:
             raise EntityError(f'model with name "{name}" already exists')
-        if self.crowds and self.find_pedestrian(name) is not None:
+        if any(crowd.has(name) for crowd in self.crowds):
             raise EntityError(f'a pedestrian named "{name}" exists already')
         check_pose(pose)
 

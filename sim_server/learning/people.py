@@ -27,6 +27,7 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 
 from sim_server.core import World
+from sim_server.core.physics.model import bounding_radius
 from sim_server.learning.task import NavigationTask
 
 
@@ -61,7 +62,7 @@ class PeopleNearby:
         self.present = bool(world.crowds)
         self._crowds = list(world.crowds)
         self._layer_names = {name for layer in world.layers for name in layer.names}
-        self._robot_radii = np.array([_bounding_radius(robot) for robot in fleet.robots])
+        self._robot_radii = np.array([bounding_radius(robot.first_body.physics_body) for robot in fleet.robots])
         count = fleet.count
         self.path_length = np.zeros(count)
         self.time = np.zeros(count)
@@ -187,19 +188,3 @@ class PeopleNearby:
                 collided_person=self.touched_person.copy(), collided_other=self.touched_other.copy(),
             )
         return found
-
-
-def _bounding_radius(model) -> float:
-    """The radius (m) of the smallest circle about the model's first body's origin holding its
-    non-sensor footprints."""
-    body = model.first_body.physics_body
-    radius = 0.0
-    for fixture in body.fixtures:
-        if fixture.sensor:
-            continue
-        shape = fixture.shape
-        if shape.type == shape.e_circle:
-            radius = max(radius, math.hypot(*shape.pos) + shape.radius)
-        else:
-            radius = max(radius, max(math.hypot(*vertex) for vertex in shape.vertices))
-    return radius

@@ -84,11 +84,7 @@ class WorldServices(WorldUser):
 
     def _delete_model(self, request: DeleteModel.Request, response: DeleteModel.Response) -> DeleteModel.Response:
         def delete() -> str:
-            if request.name not in self._world.models and self._world.find_pedestrian(request.name) is not None:
-                self._world.delete_pedestrian(request.name)
-                return f'deleted pedestrian "{request.name}"'
-            self._world.delete_model(request.name)
-            return f'deleted model "{request.name}"'
+            return f'deleted {self._world.delete_entity(request.name)} "{request.name}"'
 
         return answer(response, delete, f"delete_model {quoted(request.name)}")
 

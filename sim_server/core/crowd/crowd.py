@@ -42,6 +42,7 @@ from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.crowd_file import CrowdSpec, OrcaParameters, Route, SocialForceParameters
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.physics.layer import BodyRef
+from sim_server.core.physics.model import bounding_radius
 
 if TYPE_CHECKING:
     from sim_server.core.physics.layer import Layer
@@ -134,6 +135,8 @@ class Crowd:
         self._centre = self._world_centre()
         self._next_number = 0
         self._next_group = 0
+        #: The people's names (who is here, without a scan of the bodies).
+        self._names: set[str] = set()
         self._fixture = b2.fixtureDef(shape=b2.circleShape(radius=spec.radius), density=BODY_DENSITY)
         self._fixture.filter.categoryBits = self.bits
         self._fixture.filter.maskBits = self.bits
@@ -147,7 +150,7 @@ class Crowd:
     # ------------------------------------------------------------------ set-up
     def _walking_grid(self) -> WalkingGrid | None:
         """The grid of every wall of the crowd's layers (streamed pieces too), or None without walls."""
-        segments = [_placed(layer.edges, layer.origin) for layer in self.layers if len(layer.edges)]
+        segments = [layer.all_world_edges() for layer in self.layers if len(layer.edges)]
         if not segments:
             return None
         return WalkingGrid(np.vstack(segments), self.spec.radius, self.spec.navigation_cell)
@@ -208,6 +211,7 @@ class Crowd:
         body = self.host.physics.CreateKinematicBody(position=(x, y), fixedRotation=True)
         body.CreateFixture(self._fixture)
         body.userData = BodyRef(Pedestrian(name, prefix), BODY_NAME)
+        self._names.add(name)
         route = self._routes[route_index]
         mode = IDLE if route.idle else (WAYPOINTS if route.waypoints else REGION_GOALS)
         rng = self.rngs[copy]
@@ -226,6 +230,7 @@ class Crowd:
         with self.host.removing_bodies(bodies):
             for row in rows:
                 name = self.people.bodies[row].userData.entity.name
+                self._names.discard(name)
                 for state in self._spawners[int(self.people.copy[row])]:
                     state.out.discard(name)
                 body = self.people.remove(row)
@@ -395,15 +400,7 @@ class Crowd:
                     physics_body = body.physics_body
                     if physics_body.type == b2.staticBody:
                         continue
-                    radius = 0.0
-                    for fixture in physics_body.fixtures:
-                        if fixture.sensor or not (fixture.filterData.categoryBits & self.bits):
-                            continue
-                        shape = fixture.shape
-                        if shape.type == shape.e_circle:
-                            radius = max(radius, math.hypot(*shape.pos) + shape.radius)
-                        else:
-                            radius = max(radius, max(math.hypot(*v) for v in shape.vertices))
+                    radius = bounding_radius(physics_body, self.bits)
                     if radius > 0.0:
                         bodies.append(physics_body)
                         radii.append(radius)
@@ -546,8 +543,14 @@ class Crowd:
         self._routes.append(route)
         return len(self._routes) - 1
 
+    def has(self, name: str) -> bool:
+        """Whether a person called ``name`` is in the crowd."""
+        return name in self._names
+
     def row_of(self, name: str) -> int | None:
         """The row of the person called ``name`` (None when there is none)."""
+        if name not in self._names:
+            return None
         for row, body in enumerate(self.people.bodies):
             if body.userData.entity.name == name:
                 return row
@@ -598,12 +601,6 @@ class Crowd:
         self.rngs[copy] = np.random.default_rng(seed)
         self._start_copy(copy)
 
-    def reseed(self, seed: Any) -> None:
-        """Every copy starts afresh (as :meth:`reset`) with ``seed`` (copy ``i`` with
-        ``[seed, i]``): other starts, speeds and goals."""
-        for copy in range(self.copies):
-            self.restart(copy, seed if self.copies == 1 else [seed, copy])
-
     def reset(self) -> None:
         """Back to the world file's people and clocks (the same seeds, the same choices)."""
         self._remove_rows(range(self.people.count))
@@ -630,14 +627,3 @@ def _point_in_limits(point: Sequence[float], what: str) -> tuple[float, float]:
     if not (limits.COORDINATE.contains(x) and limits.COORDINATE.contains(y)):
         raise RequestError(f"{what} ({x:g}, {y:g}) must be finite and within +-{limits.COORDINATE.high:g} m")
     return x, y
-
-
-def _placed(edges: np.ndarray, origin: Any) -> np.ndarray:
-    """Layer-frame edges (N, 4) placed at ``origin`` (a pose)."""
-    cos_t, sin_t = math.cos(origin.theta), math.sin(origin.theta)
-    result = np.empty_like(edges, dtype=float)
-    for column in (0, 2):
-        x, y = edges[:, column], edges[:, column + 1]
-        result[:, column] = origin.x + cos_t * x - sin_t * y
-        result[:, column + 1] = origin.y + sin_t * x + cos_t * y
-    return result

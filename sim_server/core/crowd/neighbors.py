@@ -24,6 +24,18 @@ MIN_CELLS = 64
 
 
 @jit
+def fit_cells(width, height, cell, max_cells):  # pragma: no cover - compiled
+    """(cell, nx, ny): square cells of side ``cell`` (m), doubled until a ``width`` x
+    ``height`` (m) box needs at most ``max_cells`` of them."""
+    while True:
+        nx = int(width / cell) + 1
+        ny = int(height / cell) + 1
+        if nx * ny <= max_cells:
+            return cell, nx, ny
+        cell *= 2.0
+
+
+@jit
 def build_grid(points, count, cell):  # pragma: no cover - compiled
     """Sort ``points[:count]`` (x, y; m) into square cells of side at least ``cell`` (m).
 
@@ -40,13 +52,7 @@ def build_grid(points, count, cell):  # pragma: no cover - compiled
         y0 = min(y0, points[i, 1])
         x1 = max(x1, points[i, 0])
         y1 = max(y1, points[i, 1])
-    limit = max(MIN_CELLS, CELLS_PER_POINT * count)
-    while True:
-        nx = int((x1 - x0) / cell) + 1
-        ny = int((y1 - y0) / cell) + 1
-        if nx * ny <= limit:
-            break
-        cell *= 2.0
+    cell, nx, ny = fit_cells(x1 - x0, y1 - y0, cell, max(MIN_CELLS, CELLS_PER_POINT * count))
     starts = np.zeros(nx * ny + 1, dtype=np.int64)
     cells = np.empty(count, dtype=np.int64)
     for i in range(count):

@@ -121,6 +121,23 @@ def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wr
 _social = jit(_social, inline="always")
 
 
+def _pair(positions, velocities, j, xi, yi, vxi, vyi, reach_sq, lam, gamma, inverse_gamma, n_sq, n_prime_sq,
+          smallest_sq, cutoff, wrap):  # pragma: no cover - compiled
+    """The social force on the agent at (xi, yi) moving at (vxi, vyi) of entry ``j``: nothing
+    beyond ``reach_sq`` (m^2) or at the same place, else :func:`_social`."""
+    dx = xi - positions[j, 0]
+    dy = yi - positions[j, 1]
+    distance_sq = dx * dx + dy * dy
+    if distance_sq > reach_sq or distance_sq == 0.0:
+        return 0.0, 0.0
+    return _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy, distance_sq, vxi, vyi,
+                   velocities[j, 0], velocities[j, 1])
+
+
+#: Inlined as :func:`_social` is.
+_pair = jit(_pair, inline="always")
+
+
 def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
                    x0, y0, cell, nx, ny, starts, items,
                    rx0, ry0, rcell, rnx, rny, rstarts, ritems):  # pragma: no cover - compiled
@@ -165,13 +182,8 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
                     j = items[k]
                     if j == i or (wrap and own and j < i) or copies[j] != copies[i]:
                         continue
-                    dx = xi - positions[j, 0]
-                    dy = yi - positions[j, 1]
-                    distance_sq = dx * dx + dy * dy
-                    if distance_sq > reach_sq or distance_sq == 0.0:
-                        continue
-                    px, py = _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy,
-                                     distance_sq, vxi, vyi, velocities[j, 0], velocities[j, 1])
+                    px, py = _pair(positions, velocities, j, xi, yi, vxi, vyi, reach_sq, lam, gamma, inverse_gamma,
+                                   n_sq, n_prime_sq, smallest_sq, cutoff, wrap)
                     sx += px
                     sy += py
                     if wrap:
@@ -186,13 +198,8 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
                     j = count + ritems[k]
                     if copies[j] != copies[i]:
                         continue
-                    dx = xi - positions[j, 0]
-                    dy = yi - positions[j, 1]
-                    distance_sq = dx * dx + dy * dy
-                    if distance_sq > reach_sq or distance_sq == 0.0:
-                        continue
-                    px, py = _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy,
-                                     distance_sq, vxi, vyi, velocities[j, 0], velocities[j, 1])
+                    px, py = _pair(positions, velocities, j, xi, yi, vxi, vyi, reach_sq, lam, gamma, inverse_gamma,
+                                   n_sq, n_prime_sq, smallest_sq, cutoff, wrap)
                     sx += px
                     sy += py
         social[i, 0] += sx

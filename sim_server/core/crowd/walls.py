@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from sim_server.core.compiled import jit, typed
-from sim_server.core.crowd.neighbors import cell_span
+from sim_server.core.crowd.neighbors import cell_span, fit_cells
 
 #: Side (m) of the index's cells (walls are queried within a few metres).
 WALL_CELL = 1.0
@@ -51,12 +51,7 @@ def _index_segments(segments, cell, max_cells):  # pragma: no cover - compiled
         y0 = min(y0, min(segments[i, 1], segments[i, 3]))
         x1 = max(x1, max(segments[i, 0], segments[i, 2]))
         y1 = max(y1, max(segments[i, 1], segments[i, 3]))
-    while True:
-        nx = int((x1 - x0) / cell) + 1
-        ny = int((y1 - y0) / cell) + 1
-        if nx * ny <= max_cells:
-            break
-        cell *= 2.0
+    cell, nx, ny = fit_cells(x1 - x0, y1 - y0, cell, max_cells)
     counts = np.zeros(nx * ny + 1, dtype=np.int64)
     for i in range(n):
         ix0, ix1, iy0, iy1 = _box_cells(segments, i, x0, y0, cell, nx, ny)

@@ -85,6 +85,17 @@ def _split_at_grid(edges: np.ndarray, axis: int, size: float) -> np.ndarray:
     return pieces[lengths > MIN_PIECE_LENGTH]
 
 
+def placed_edges(edges: np.ndarray, origin: Pose2D) -> np.ndarray:
+    """Layer-frame edges (N, 4: x1, y1, x2, y2 in m) placed at ``origin`` (world frame)."""
+    cos_t, sin_t = math.cos(origin.theta), math.sin(origin.theta)
+    result = np.empty_like(edges, dtype=float)
+    for column in (0, 2):
+        x, y = edges[:, column], edges[:, column + 1]
+        result[:, column] = origin.x + cos_t * x - sin_t * y
+        result[:, column + 1] = origin.y + sin_t * x + cos_t * y
+    return result
+
+
 def _world_box(origin: Pose2D, x_min: float, y_min: float, x_max: float, y_max: float) -> tuple[float, float, float, float]:
     """The axis-aligned box around a layer-frame rectangle placed at ``origin``."""
     corners = [origin.transform_point(x, y) for x in (x_min, x_max) for y in (y_min, y_max)]
@@ -191,15 +202,11 @@ class Layer:
     def world_edges(self) -> np.ndarray:
         """(N, 4) edges of the loaded pieces, world frame (m): :meth:`loaded_edges` placed at the
         layer's origin."""
-        edges = self.loaded_edges()
-        origin = self.origin
-        cos_t, sin_t = math.cos(origin.theta), math.sin(origin.theta)
-        result = np.empty_like(edges, dtype=float)
-        for column in (0, 2):
-            x, y = edges[:, column], edges[:, column + 1]
-            result[:, column] = origin.x + cos_t * x - sin_t * y
-            result[:, column + 1] = origin.y + sin_t * x + cos_t * y
-        return result
+        return placed_edges(self.loaded_edges(), self.origin)
+
+    def all_world_edges(self) -> np.ndarray:
+        """(N, 4) every edge of the map, loaded or not (streamed pieces too), world frame (m)."""
+        return placed_edges(self.edges, self.origin)
 
     def load(self, piece: LayerPiece) -> None:
         """Create the piece's static body of edge fixtures."""

@@ -40,6 +40,21 @@ def fixture_def(footprint: FootprintSpec, category_bits: int) -> b2.fixtureDef:
     return fixture
 
 
+def bounding_radius(body: b2.body, bits: int | None = None) -> float:
+    """The radius (m) of the smallest circle about ``body``'s origin that holds its non-sensor
+    fixtures (those in collision categories ``bits`` only, when given; 0 without any)."""
+    radius = 0.0
+    for fixture in body.fixtures:
+        if fixture.sensor or (bits is not None and not fixture.filterData.categoryBits & bits):
+            continue
+        shape = fixture.shape
+        if shape.type == shape.e_circle:
+            radius = max(radius, math.hypot(*shape.pos) + shape.radius)
+        else:
+            radius = max(radius, max(math.hypot(*vertex) for vertex in shape.vertices))
+    return radius
+
+
 class ModelBody:
     """One body of a model: its spec and the Box2D body."""
 

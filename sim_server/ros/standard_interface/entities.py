@@ -44,7 +44,7 @@ from sim_server.core.world import World, check_pose
 from sim_server.ros.conversions import set_pose_msg, time_msg
 from sim_server.ros.services import quoted
 from sim_server.ros.standard_interface.compatibility import resource_of, state_choice
-from sim_server.ros.standard_interface.entity_info import physical_category
+from sim_server.ros.standard_interface.entity_info import person_named, physical_category
 from sim_server.ros.standard_interface.resources import local_yaml_file
 from sim_server.ros.standard_interface.results import Refused, answer, refuse
 from sim_server.ros.state_datapacks import WORLD_FRAME
@@ -168,7 +168,7 @@ class EntityServices(WorldUser):
                 spawned[0] = self._spawn_person(uri[len(PEDESTRIAN_SCHEME):], name, allow_renaming, resource_string, pose)
                 return
             spec = self._spec(uri, resource_string)
-            chosen = self._name(name, allow_renaming, spec)
+            chosen = self._name(name, allow_renaming, spec.path.name.split(".")[0] or "entity")
             try:
                 model = self._world.add_model(spec, chosen, namespace, pose)
             except ConfigError as exc:  # a plugin's configuration, the layers it names
@@ -187,7 +187,7 @@ class EntityServices(WorldUser):
             known = ", ".join(each.name for each in self._world.crowds) or "none"
             raise Refused(SPAWN_CODES.NO_RESOURCE, f"the world has no crowd {quoted(crowd)} (its crowds: {known})")
         waypoints, speed = self._route(route)
-        chosen = self._free_name(name, allow_renaming, crowd)
+        chosen = self._name(name, allow_renaming, "")
         try:
             return self._world.spawn_pedestrian(crowd, (pose.x, pose.y), waypoints, speed, chosen)
         except RequestError as exc:
@@ -209,34 +209,6 @@ class EntityServices(WorldUser):
             raise Refused(SPAWN_CODES.RESOURCE_PARSE_ERROR, str(exc)) from None
         return waypoints, speed
 
-    def _free_name(self, name: str, allow_renaming: bool, crowd: str) -> str:
-        """The pedestrian's name: the one asked for, or with allow_renaming a free one like it
-        ("" for the crowd's next number)."""
-        def taken(candidate: str) -> bool:
-            return candidate in self._world.models or self._world.find_pedestrian(candidate) is not None
-
-        if not allow_renaming:
-            if not name:
-                raise Refused(SPAWN_CODES.NAME_INVALID, "name is empty (and allow_renaming is false)")
-            problem = model_name_problem(name)
-            if problem is not None:
-                raise Refused(SPAWN_CODES.NAME_INVALID, problem)
-            if taken(name):
-                raise Refused(SPAWN_CODES.NAME_NOT_UNIQUE, f"an entity named {quoted(name)} exists already")
-            return name
-        if not name:
-            return ""
-        problem = model_name_problem(name)
-        if problem is not None:
-            raise Refused(SPAWN_CODES.NAME_INVALID, problem)
-        if not taken(name):
-            return name
-        for number in range(1, MAX_RENAMING_TRIES + 1):
-            candidate = f"{name}_{number}"
-            if not taken(candidate) and model_name_problem(candidate) is None:
-                return candidate
-        raise Refused(SPAWN_CODES.NAME_NOT_UNIQUE, f"no free name like {quoted(name)} (tried {MAX_RENAMING_TRIES})")
-
     def _spec(self, uri: str, resource_string: str) -> ModelSpec:
         """The model spec ``uri`` names or ``resource_string`` holds."""
         folder = self._world.spec.path.parent
@@ -252,44 +224,41 @@ class EntityServices(WorldUser):
             raise Refused(SPAWN_CODES.RESOURCE_PARSE_ERROR, str(exc)) from None
         raise Refused(SPAWN_CODES.NO_RESOURCE, "give the model file's uri, or the model itself in resource_string")
 
-    def _name(self, name: str, allow_renaming: bool, spec: ModelSpec) -> str:
-        """The entity's name: the one asked for, or with allow_renaming a free one like it."""
+    def _name(self, name: str, allow_renaming: bool, base: str) -> str:
+        """The entity's name: the one asked for, or with allow_renaming a free one like it (like
+        ``base`` when none is asked for; an empty ``base`` is returned as it is: the crowd numbers
+        its people). Free means no model and no pedestrian has it."""
+        taken = self._world.has_entity
         if not allow_renaming:
             if not name:
                 raise Refused(SPAWN_CODES.NAME_INVALID, "name is empty (and allow_renaming is false)")
             problem = model_name_problem(name)
             if problem is not None:
                 raise Refused(SPAWN_CODES.NAME_INVALID, problem)
-            if name in self._world.models:
+            if taken(name):
                 raise Refused(SPAWN_CODES.NAME_NOT_UNIQUE, f"an entity named {quoted(name)} exists already")
             return name
-        base = name or spec.path.name.split(".")[0] or "entity"
+        base = name or base
+        if not base:
+            return ""
         problem = model_name_problem(base)
         if problem is not None:
             raise Refused(SPAWN_CODES.NAME_INVALID, problem)
-        if base not in self._world.models:
+        if not taken(base):
             return base
         for number in range(1, MAX_RENAMING_TRIES + 1):
             candidate = f"{base}_{number}"
-            if candidate not in self._world.models and model_name_problem(candidate) is None:
+            if not taken(candidate) and model_name_problem(candidate) is None:
                 return candidate
         raise Refused(SPAWN_CODES.NAME_NOT_UNIQUE, f"no free name like {quoted(base)} (tried {MAX_RENAMING_TRIES})")
 
     # ------------------------------------------------------------------ deleting, state
     def _delete(self, request: DeleteEntity.Request, response: DeleteEntity.Response) -> DeleteEntity.Response:
         def delete() -> None:
-            name = request.entity
-            if name not in self._world.models and self._world.find_pedestrian(name) is not None:
-                self._world.delete_pedestrian(name)
-            else:
-                self._world.delete_model(name)
+            self._world.delete_entity(request.entity)
 
         answer(response.result, delete, f"delete_entity {quoted(request.entity)}")
         return response
-
-    def _person(self, name: str):
-        """(crowd, row) of the pedestrian ``name``, None when ``name`` is a model's or nobody's."""
-        return None if name in self._world.models else self._world.find_pedestrian(name)
 
     def _get_state(self, request: GetEntityState.Request, response: GetEntityState.Response) -> GetEntityState.Response:
         def get() -> None:
@@ -305,7 +274,7 @@ class EntityServices(WorldUser):
         message = EntityState()
         message.header.frame_id = WORLD_FRAME
         message.header.stamp = time_msg(self._world.time.time_ns)
-        person = self._person(name)
+        person = person_named(self._world, name)
         if person is not None:
             x, y, heading, vx, vy = person[0].state_of(person[1])
             set_pose_msg(message.pose, x, y, heading)
@@ -319,7 +288,7 @@ class EntityServices(WorldUser):
 
     def _set_state(self, request: SetEntityState.Request, response: SetEntityState.Response) -> SetEntityState.Response:
         def set_state() -> None:
-            person = self._person(request.entity)
+            person = person_named(self._world, request.entity)
             if person is not None:
                 self._set_person_state(person, request)
                 return
@@ -375,7 +344,7 @@ class EntityServices(WorldUser):
 
     def _get_bounds(self, request: GetEntityBounds.Request, response: GetEntityBounds.Response):
         def get() -> None:
-            person = self._person(request.entity)
+            person = person_named(self._world, request.entity)
             if person is not None:
                 radius = person[0].spec.radius
                 low, high = (-radius, -radius), (radius, radius)

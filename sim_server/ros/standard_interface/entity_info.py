@@ -51,6 +51,12 @@ def physical_category(model: Model) -> int:
     return EntityCategory.CATEGORY_DYNAMIC_OBJECT
 
 
+def person_named(world: World, name: str) -> tuple[Crowd, int] | None:
+    """(crowd, row) of the pedestrian called ``name``, None when a model or nobody is (a model
+    comes first)."""
+    return None if name in world.models else world.find_pedestrian(name)
+
+
 def check_category(category: int, what: str) -> None:
     """RequestError unless ``category`` is one EntityCategory defines; ``what`` names it."""
     if category not in CATEGORIES:
@@ -122,7 +128,7 @@ class EntityInfos(WorldUser):
 
     def info_of(self, name: str) -> Info:
         """The info of the entity called ``name`` (EntityError when there is none)."""
-        found = self._world.find_pedestrian(name) if name not in self._world.models else None
+        found = person_named(self._world, name)
         return self.person_info(*found) if found is not None else self.info(self._world.model(name))
 
     def _get(self, request: GetEntityInfo.Request, response: GetEntityInfo.Response) -> GetEntityInfo.Response:
@@ -135,7 +141,7 @@ class EntityInfos(WorldUser):
     def _set(self, request: SetEntityInfo.Request, response: SetEntityInfo.Response) -> SetEntityInfo.Response:
         def set_info() -> None:
             name = request.entity
-            found = self._world.find_pedestrian(name) if name not in self._world.models else None
+            found = person_named(self._world, name)
             owner = found[0].people.bodies[found[1]].userData.entity if found else self._world.model(name)
             self._given[owner] = checked_info(request.info)
 
