@@ -13,6 +13,8 @@ end the process at once (exit 0); while the ray caster compiles or the world loa
 start; once the loop runs they ask it to stop at the end of its tick.
 Then plugins, the world and the node's publishers are destroyed while the ROS context is still
 valid, and only then is the context shut down, so nothing touches rclpy after it is gone.
+From then on stop signals are ignored, until the process has ended (:func:`main` returns with
+them ignored): more Ctrl-C during the teardown change nothing.
 SIGUSR1 prints every thread's stack to stderr and the server goes on (to see where it is busy).
 """
 
@@ -77,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.__unraisablehook__(unraisable)
 
     previous_hook, sys.unraisablehook = sys.unraisablehook, on_unraisable
-    previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, on_signal)
     node = None
     try:
         try:
@@ -114,8 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        # The stop signals stay ignored: the process ends once this returns, and Python's
+        # teardown resets a handler written in Python to the default action, so a late Ctrl-C
+        # (ros2 launch sends a second) would kill the process with SIGINT's status while the
+        # interpreter and the DDS libraries tear down. Ignored signals stay ignored.
         sys.unraisablehook = previous_hook
     return EXIT_OK
 

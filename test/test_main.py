@@ -147,3 +147,31 @@ def test_a_signal_lost_in_a_c_callback_still_ends_the_server() -> None:
         process.kill()
     assert process.returncode == 0, output
     assert "Traceback" not in output and "_Interrupted" not in output, output
+
+
+#: Runs the server on a world that fails to load, then signals itself as ``ros2 launch`` may
+#: once the server is on its way out.
+SIGNAL_AFTER_MAIN = """
+import os, signal, sys
+import sim_server.__main__ as server
+code = server.main([sys.argv[0], "--ros-args", "-p", "world_path:=" + sys.argv[1]])
+print("ignored after main:", [signal.getsignal(s) == signal.SIG_IGN for s in (signal.SIGINT, signal.SIGTERM)])
+os.kill(os.getpid(), signal.SIGINT)
+os.kill(os.getpid(), signal.SIGTERM)
+sys.exit(code)
+"""
+
+
+def test_stop_signals_stay_ignored_once_the_server_is_on_its_way_out() -> None:
+    """Python's teardown resets a handler written in Python to the default action, which kills
+    with the signal's status: a Ctrl-C that landed while the interpreter and the DDS libraries
+    tore down once ended the server with -2 instead of 0. ``main`` returns with the stop signals
+    ignored, so a signal after it changes nothing."""
+    world_path = LOAD_WORLD_TESTS / "does_not_exist" / "world.yaml"
+    result = subprocess.run(
+        [sys.executable, "-c", SIGNAL_AFTER_MAIN, str(world_path)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "ignored after main: [True, True]" in result.stdout, result.stdout
+    assert "does not exist" in result.stderr and "Traceback" not in result.stderr
