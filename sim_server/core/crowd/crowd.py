@@ -3,11 +3,17 @@
 Each pedestrian is a kinematic Box2D circle in the crowd's layers: lasers, bumpers, cameras and
 pictures see it like any body, a robot (dynamic) cannot pass through it, and the crowd model alone
 moves it. On every crowd update (``update_rate``; physics steps in between keep the velocities)
-the crowd reads its people's positions and the robots' from Box2D, decides goals (arrivals,
-waiting, the next waypoint or a random goal), finds each person's walking direction on the walking
-grid, runs the model (:mod:`~sim_server.core.crowd.social_force` or
+the crowd brings its people's positions up to date and reads the robots' from Box2D, decides goals
+(arrivals, waiting, the next waypoint or a random goal), finds each person's walking direction on
+the walking grid, runs the model (:mod:`~sim_server.core.crowd.social_force` or
 :mod:`~sim_server.core.crowd.orca`) for all people at once and writes the new velocities into the
 bodies. Per person there is no Python on a step; Python runs per event (an arrival, a spawn).
+
+The crowd's arrays hold where each person is: its place at the last update and its velocity since
+(:meth:`Crowd.positions`), which is what Box2D's integration of a kinematic body gives. Only the
+bodies a robot may reach before the next update are active in Box2D
+(:mod:`~sim_server.core.crowd.touch`): the others cost the physics step nothing, and their
+positions come from the arrays alone; those of active bodies are read back from Box2D on each update.
 
 With replicas (copies of the world side by side, :mod:`sim_server.core.physics.replicas`) one
 crowd holds the people of every copy: one update, one kernel call for all of them. People of
@@ -29,7 +35,7 @@ from Box2D import b2
 
 from sim_server.core import limits
 from sim_server.core.crowd.navigation import WalkingGrid, walking_directions
-from sim_server.core.crowd.neighbors import build_grid
+from sim_server.core.crowd.neighbors import build_grid, nearest_centres
 from sim_server.core.crowd.orca import orca_step
 from sim_server.core.crowd.people import (
     IDLE, REGION_GOALS, STANDING_STATE, WAITING_STATE, WALKING_STATE, WAYPOINTS, CrowdState, Pedestrian, People,
@@ -37,6 +43,7 @@ from sim_server.core.crowd.people import (
 )
 from sim_server.core.crowd.places import IN_WALL, OPEN, Places
 from sim_server.core.crowd.social_force import neighbour_grids, social_force_step
+from sim_server.core.crowd.touch import REACH_HYSTERESIS, REACH_SLACK, reach_of, within_reach
 from sim_server.core.crowd.walls import WallIndex
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.crowd_file import CrowdSpec, OrcaParameters, Route, SocialForceParameters
@@ -47,6 +54,7 @@ from sim_server.core.physics.model import bounding_radius
 if TYPE_CHECKING:
     from sim_server.core.physics.layer import Layer
     from sim_server.core.physics.model import Model
+    from sim_server.core.timing.timekeeper import TimeKeeper
 
 #: The body name of every pedestrian's one body (contacts report it).
 BODY_NAME = "body"
@@ -70,6 +78,10 @@ class CrowdHost(Protocol):
     @property
     def static_geometry_version(self) -> int:
         """Grows whenever loaded walls change (levels)."""
+
+    @property
+    def time(self) -> "TimeKeeper":
+        """The world's clock (its ``iterations``: the physics steps done)."""
 
     def removing_bodies(self, bodies: Iterable[b2.body]) -> ContextManager[None]:
         """A block inside which ``bodies`` may be destroyed."""
@@ -131,7 +143,17 @@ class Crowd:
         self._walls_version = -1
         self._stamp = 1
         self._batch: BodyBatch | None = None
-        self._robots: tuple[BodyBatch, np.ndarray] | None = None
+        #: The moving bodies of models, their bounding radii (m) and whether each is dynamic.
+        self._robots: tuple[BodyBatch, np.ndarray, np.ndarray] | None = None
+        #: The physics step (host.time.iterations) at which the people's positions were last brought up to date.
+        self._advanced_at = host.time.iterations
+        #: Whether a model came or moved since the last check of which bodies are active.
+        self._recheck = False
+        #: The squared speeds (m^2/s^2) the dynamic bodies (:meth:`robots`) may reach before the
+        #: active set must be checked again (None: no check made for the bodies of now).
+        self._speed_limits_sq: np.ndarray | None = None
+        #: The dynamic ones of the robots, whose speeds :meth:`_too_fast` reads.
+        self._dynamic = BodyBatch([])
         self._centre = self._world_centre()
         self._next_number = 0
         self._next_group = 0
@@ -208,7 +230,7 @@ class Crowd:
             self._next_number += 1
         name = name or f"{prefix}_{number}"
         x, y = place[0] + self.offsets[copy, 0], place[1] + self.offsets[copy, 1]
-        body = self.host.physics.CreateKinematicBody(position=(x, y), fixedRotation=True)
+        body = self.host.physics.CreateKinematicBody(position=(x, y), fixedRotation=True, active=False)
         body.CreateFixture(self._fixture)
         body.userData = BodyRef(Pedestrian(name, prefix), BODY_NAME)
         self._names.add(name)
@@ -216,8 +238,9 @@ class Crowd:
         mode = IDLE if route.idle else (WAYPOINTS if route.waypoints else REGION_GOALS)
         rng = self.rngs[copy]
         row = self.people.add(body, number, route_index, float(rng.uniform(*speed)), group, place, mode, spawned, 0.0,
-                              added, copy)
+                              added, copy, (x, y))
         self._batch = None
+        self._recheck = True  # active before the next step where a robot is near
         if mode != IDLE:
             self._next_goal(row, now, first=True)
         return row
@@ -241,11 +264,32 @@ class Crowd:
         """The people's names, row by row."""
         return [body.userData.entity.name for body in self.people.bodies]
 
+    def _elapsed(self) -> float:
+        """Seconds walked since the positions were last brought up to date."""
+        return max(self.host.time.iterations - self._advanced_at, 0) * self.step_size
+
     def positions(self) -> np.ndarray:
-        """(N, 2) the people's positions (m, world frame), read from Box2D."""
-        if self.people.count == 0:
+        """(N, 2) the people's positions now (m, world frame): where each was at the last update,
+        moved on at its velocity since, as Box2D moves a kinematic body."""
+        people = self.people
+        if people.count == 0:
             return np.zeros((0, 2))
-        return self._bodies().poses()[:, :2]
+        elapsed = self._elapsed()
+        if elapsed == 0.0:
+            return people.rows("position").copy()
+        return people.rows("position") + elapsed * people.rows("velocity")
+
+    def _advance(self) -> None:
+        """Bring the positions up to date: each person walked on at its velocity; those whose
+        bodies are active are where Box2D has them (the two differ by float32 rounding only)."""
+        people = self.people
+        iterations = self.host.time.iterations
+        if people.count:
+            people.position[: people.count] = self.positions()
+            active = people.rows("active")
+            if active.any():
+                people.position[: people.count][active] = self._bodies().poses()[active, :2]
+        self._advanced_at = iterations
 
     def local_positions(self) -> np.ndarray:
         """(N, 2) the people's positions (m) in the world file's frame (their copy's offset off)."""
@@ -298,7 +342,7 @@ class Crowd:
             goal = route.waypoints[index]
         else:
             copy = int(people.copy[row])
-            x, y = people.bodies[row].position
+            x, y = people.position[row] + self._elapsed() * people.velocity[row]
             pool = self.places.pool(route.goals, self.places.label(x - self.offsets[copy, 0], y - self.offsets[copy, 1]))
             if not len(pool):
                 people.mode[row] = IDLE
@@ -374,6 +418,8 @@ class Crowd:
         update the people's velocities on every :attr:`every`-th step."""
         if iterations % self.every == 0:
             self.update(now)
+        elif self._recheck or self._too_fast():
+            self._update_touch(self.dt, may_sleep=False)
 
     def updates_at(self, iterations: int) -> bool:
         """Whether the crowd updates before step number ``iterations + 1``."""
@@ -404,28 +450,53 @@ class Crowd:
                     if radius > 0.0:
                         bodies.append(physics_body)
                         radii.append(radius)
-            self._robots = (BodyBatch(bodies), np.array(radii, dtype=np.float64))
-        batch, radii = self._robots
+            dynamic = np.array([body.type == b2.dynamicBody for body in bodies], dtype=bool)
+            self._robots = (BodyBatch(bodies), np.array(radii, dtype=np.float64), dynamic)
+            self._dynamic = BodyBatch(body for body, moved in zip(bodies, dynamic) if moved)
+            self._speed_limits_sq = None
+        batch, radii, _ = self._robots
         if not len(radii):
             return np.zeros((0, 2)), np.zeros((0, 2)), radii, np.zeros(0, dtype=np.int64)
         positions = batch.poses()[:, :2]
         if self.copies == 1:
             copies = np.zeros(len(radii), dtype=np.int64)
         else:  # the copy whose middle is nearest
-            centres = self.offsets + self._centre
-            copies = np.argmin(((positions[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2), axis=1).astype(np.int64)
+            copies = np.empty(len(radii), dtype=np.int64)
+            nearest_centres(positions, self.offsets + self._centre, copies)
         return positions, batch.velocities()[:, :2], radii, copies
 
     def on_model_added(self, model: "Model") -> None:
-        """A model came: the robots are gathered again."""
-        self._robots = None
+        """A model came: the robots are gathered again, and bodies near it become active."""
+        self._forget_robots()
+
+    def on_model_moved(self, model: "Model") -> None:
+        """A model was put elsewhere: bodies near it become active before the next step."""
+        self._recheck = True
 
     def on_model_removed(self, model: "Model") -> None:
         """A model leaves: the robots are gathered again (its bodies must not be read)."""
+        self._forget_robots()
+
+    def _forget_robots(self) -> None:
+        """Models came or left: gather the robots again before reading any, and check which
+        bodies are active before the next step."""
         self._robots = None
+        self._speed_limits_sq = None
+        self._recheck = True
+
+    def _too_fast(self) -> bool:
+        """Whether a dynamic body moves faster than the last check of the active bodies allowed
+        for (it may reach a person whose body is inactive before the next update)."""
+        limits_sq = self._speed_limits_sq
+        if limits_sq is None or not len(limits_sq):
+            return False
+        velocities = self._dynamic.velocities()
+        return bool((velocities[:, 0] ** 2 + velocities[:, 1] ** 2 > limits_sq).any())
 
     def update(self, now: float) -> None:
         """One crowd update at sim time ``now`` (s): arrivals, spawns, the model, the bodies' velocities."""
+        self._advance()
+        self._recheck = False
         self._spawn(now)
         people = self.people
         if people.count == 0:
@@ -484,6 +555,42 @@ class Crowd:
         moving = np.hypot(out[:, 0], out[:, 1]) > 1e-3
         people.heading[:n][moving] = np.arctan2(out[moving, 1], out[moving, 0])
         self._bodies().set_velocities(np.column_stack([out, np.zeros(n)]))
+        self._update_touch(self.dt, robots=(robot_positions, robot_velocities, robot_radii))
+
+    def _update_touch(self, interval: float, may_sleep: bool = True,
+                      robots: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        """Make active the bodies of the people a dynamic body may reach within ``interval`` (s),
+        and, where ``may_sleep``, inactive those beyond reach (their positions must be up to
+        date: right after :meth:`_advance`); ``robots`` as :meth:`robots` gives them (read now
+        if None). See :mod:`~sim_server.core.crowd.touch`."""
+        self._recheck = False
+        people = self.people
+        n = people.count
+        if n == 0:
+            return
+        positions, velocities, radii = self.robots()[:3] if robots is None else robots
+        dynamic = self._robots[2] if self._robots is not None else np.zeros(0, dtype=bool)
+        wanted = np.zeros(n, dtype=bool)
+        now = self.positions()
+        if dynamic.any():
+            speeds = np.hypot(velocities[dynamic, 0], velocities[dynamic, 1])
+            self._speed_limits_sq = (speeds + REACH_SLACK / interval) ** 2
+            walking = people.rows("velocity")
+            fastest = float(np.sqrt((walking * walking).sum(axis=1).max()))
+            reach = reach_of(self.spec.radius, radii[dynamic], speeds, fastest, interval)
+            within_reach(now, n, np.ascontiguousarray(positions[dynamic]), reach, REACH_HYSTERESIS,
+                         people.rows("active"), wanted)
+        active = people.rows("active")
+        if not may_sleep:
+            wanted |= active
+        for row in np.flatnonzero(wanted != active).tolist():
+            body = people.bodies[row]
+            if wanted[row]:
+                body.transform = ((float(now[row, 0]), float(now[row, 1])), 0.0)
+                body.active = True
+            else:
+                body.active = False
+        active[:] = wanted
 
     # ------------------------------------------------------------------ run-time changes
     def copy_at(self, x: float, y: float) -> int:
@@ -565,10 +672,10 @@ class Crowd:
 
     def state_of(self, row: int) -> tuple[float, float, float, float, float]:
         """x, y (m, world frame), heading (rad) and velocity vx, vy (m/s) of the person at ``row``."""
-        body = self.people.bodies[row]
-        velocity = body.linearVelocity
-        return (float(body.position[0]), float(body.position[1]), float(self.people.heading[row]),
-                float(velocity[0]), float(velocity[1]))
+        people = self.people
+        x, y = people.position[row] + self._elapsed() * people.velocity[row]
+        vx, vy = people.velocity[row]
+        return float(x), float(y), float(people.heading[row]), float(vx), float(vy)
 
     def place(self, row: int, x: float, y: float, heading: float, vx: float, vy: float) -> None:
         """Put the person at ``row`` at (x, y) (m, world frame) facing ``heading`` (rad), moving
@@ -576,11 +683,14 @@ class Crowd:
         ox, oy = self.offsets[int(self.people.copy[row])]
         if self.places.label(x - ox, y - oy) == IN_WALL:
             raise RequestError(f"({x:g}, {y:g}) lies within {self.spec.radius:g} m of a wall: a pedestrian cannot stand there")
-        body = self.people.bodies[row]
+        people = self.people
+        body = people.bodies[row]
         body.transform = ((x, y), 0.0)
         body.linearVelocity = (vx, vy)
-        self.people.velocity[row] = (vx, vy)
-        self.people.heading[row] = heading
+        people.velocity[row] = (vx, vy)
+        people.position[row] = (x - self._elapsed() * vx, y - self._elapsed() * vy)  # (x, y) now
+        people.heading[row] = heading
+        self._recheck = True
 
     def remove_added(self) -> None:
         """Remove the people requests added at run time (:meth:`add`)."""
@@ -605,7 +715,8 @@ class Crowd:
         """Back to the world file's people and clocks (the same seeds, the same choices)."""
         self._remove_rows(range(self.people.count))
         self._routes = self._routes[: len(self.spec.agents) + len(self.spec.spawners)]
-        self._robots = None
+        self._forget_robots()
+        self._advanced_at = self.host.time.iterations
         self._next_number = 0
         self._next_group = 0
         for copy in range(self.copies):
@@ -615,7 +726,7 @@ class Crowd:
     def close(self) -> None:
         """Remove every person."""
         self._remove_rows(range(self.people.count))
-        self._robots = None
+        self._forget_robots()
 
 
 def _point_in_limits(point: Sequence[float], what: str) -> tuple[float, float]:

@@ -123,3 +123,20 @@ def nearest_within(points, x, y, self_index, reach, x0, y0, cell, nx, ny, starts
                 if found < limit:
                     found += 1
     return found
+
+
+@jit
+def nearest_centres(points, centres, out):  # pragma: no cover - compiled
+    """``out[i]`` = the index of the centre (x, y; m) nearest to ``points[i]`` (the lower index
+    on a tie)."""
+    for i in range(points.shape[0]):
+        best = 0
+        best_sq = math.inf
+        for c in range(centres.shape[0]):
+            dx = points[i, 0] - centres[c, 0]
+            dy = points[i, 1] - centres[c, 1]
+            distance_sq = dx * dx + dy * dy
+            if distance_sq < best_sq:
+                best_sq = distance_sq
+                best = c
+        out[i] = best

@@ -48,6 +48,10 @@ class People:
         added: (N,) bool, whether a request added the person at run time.
         entry: (N, 2) where the person entered the world (m).
         copy: (N,) int64 the copy of the world the person is in (replicas; 0 without).
+        position: (N, 2) where the person was at the crowd's last update (m, world frame); it
+            has walked on at ``velocity`` since (:meth:`Crowd.positions`).
+        active: (N,) bool, whether the person's body takes part in Box2D's contacts
+            (:mod:`~sim_server.core.crowd.touch`).
 
     Places (goal, entry) are in the crowd's own frame, the world file's; the person's copy lies
     at its offset in the world.
@@ -71,15 +75,19 @@ class People:
         self.added = np.zeros(capacity, dtype=bool)
         self.entry = np.zeros((capacity, 2))
         self.copy = np.zeros(capacity, dtype=np.int64)
+        self.position = np.zeros((capacity, 2))
+        self.active = np.zeros(capacity, dtype=bool)
         #: The Box2D bodies, row by row.
         self.bodies: list = []
 
     _ARRAYS = ("number", "route", "speed", "group", "goal", "field", "waypoint", "wait_until", "velocity",
-               "heading", "spawned", "mode", "added", "entry", "copy")
+               "heading", "spawned", "mode", "added", "entry", "copy", "position", "active")
 
     def add(self, body, number: int, route: int, speed: float, group: int, place: tuple[float, float], mode: int,
-            spawned: bool, heading: float, added: bool = False, copy: int = 0) -> int:
-        """Append a person standing at ``place`` (its goal until it gets one); returns its row."""
+            spawned: bool, heading: float, added: bool = False, copy: int = 0,
+            position: tuple[float, float] | None = None) -> int:
+        """Append a person standing at ``place`` (the crowd's frame; its goal until it gets
+        one), at ``position`` in the world (m; default ``place``), its body inactive; returns its row."""
         if self.count == len(self.number):
             for name in self._ARRAYS:
                 array = getattr(self, name)
@@ -99,6 +107,8 @@ class People:
         self.added[row] = added
         self.entry[row] = place
         self.copy[row] = copy
+        self.position[row] = place if position is None else position
+        self.active[row] = False
         self.bodies.append(body)
         self.count += 1
         return row
