@@ -138,6 +138,8 @@ class NavigationFleet:
             raise ValueError(f"{world_path}: the robots' lasers must have one beam count and range, got {beam_counts} and {ranges}")
         beam_count = beam_counts.pop()
         self.beam_index = np.linspace(0, beam_count - 1, min(task.beams, beam_count)).round().astype(np.int64)
+        #: The lasers as the observations use them: only the observed beams are cast.
+        self._observed_scanners = [scanner.beams(self.beam_index) for scanner in self._scanners]
         self.laser_range = ranges.pop()
         x_min, y_min, x_max, y_max = task.area
         self._scale = math.hypot(x_max - x_min, y_max - y_min)
@@ -240,8 +242,8 @@ class NavigationFleet:
         (0 to 1, a miss is 1), its goal in its own frame over the area's diagonal (x ahead, y
         left, -1 to 1) and its speeds over their maxima (-1 to 1)."""
         self.check_open()
-        scans = scan_all(self._scanners, self.lasers[0].scene, self.world.time.iterations)
-        ranges = np.stack([ranges for ranges, _ in scans])[:, self.beam_index].astype(np.float64)
+        scans = scan_all(self._observed_scanners, self.lasers[0].scene, self.world.time.iterations)
+        ranges = np.stack([ranges for ranges, _ in scans]).astype(np.float64)
         ranges = np.where(np.isfinite(ranges), ranges / self.laser_range, 1.0)
         poses = self._bodies.poses()
         velocities = self._bodies.velocities()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from time import perf_counter
+from typing import Sequence
 
 import numpy as np
 
@@ -254,7 +255,7 @@ class Shapes:
         self._starts: list[int] = []
         self._counts: list[int] = []
         self._radii: list[float] = []
-        self._points: list[tuple[float, float]] = []
+        self._points: list[Sequence[float]] = []
         self._fills: list[tuple[int, int, int, int]] = []
         self._lines: list[tuple[int, int, int, int]] = []
 
@@ -264,6 +265,19 @@ class Shapes:
 
     def circle(self, x: float, y: float, radius: float, fill: tuple[int, int, int, int], line: tuple[int, int, int, int]) -> None:
         self._add([(x, y)], radius, fill, line)
+
+    def circles(self, circles: np.ndarray, fill: tuple[int, int, int, int], line: tuple[int, int, int, int]) -> None:
+        """Many circles of one colour at once: ``circles`` (N, 3) centre x, y and radius (m)."""
+        count = len(circles)
+        if not count:
+            return
+        first = len(self._points)
+        self._starts.extend(range(first, first + count))
+        self._counts.extend([1] * count)
+        self._radii.extend(circles[:, 2].tolist())
+        self._points.extend(circles[:, :2].tolist())
+        self._fills.extend([fill] * count)
+        self._lines.extend([line] * count)
 
     def _add(self, points, radius: float, fill, line) -> None:
         if not points:

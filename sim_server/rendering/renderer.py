@@ -157,8 +157,7 @@ class Renderer:
         for model in self.world.all_models():
             _add_model(shapes, model)
         circles, _ = self.world.crowd_circles()
-        for x, y, radius in circles.tolist():
-            shapes.circle(x, y, radius, PEDESTRIAN_FILL, PEDESTRIAN_LINE)
+        shapes.circles(circles, PEDESTRIAN_FILL, PEDESTRIAN_LINE)
         shapes.draw(picture, view.affine())
         return picture
 

@@ -287,3 +287,21 @@ def test_a_fleet_s_count_is_checked(count) -> None:
 
     with pytest.raises(ValueError, match="count must be a whole number"):
         NavigationFleet(DEFAULT_WORLD, NavigationTask(), count)
+
+
+def test_observed_ranges_are_the_full_scans_beams(envs: NavigationVectorEnv) -> None:
+    """Only the observed beams are cast; each equals the beam of the whole scan it stands for."""
+    from sim_server.core.sensing.laser_scanner import scan_all
+
+    envs.reset(seed=3)
+    envs.action_space.seed(3)
+    fleet = envs.fleet
+    beams = len(fleet.beam_index)
+    assert beams < fleet.lasers[0].scanner.beam_count
+    for _ in range(5):
+        observations = envs.step(envs.action_space.sample())[0]
+        full = scan_all([laser.scanner for laser in fleet.lasers], fleet.lasers[0].scene, fleet.world.time.iterations)
+        expected = np.stack([ranges for ranges, _ in full])[:, fleet.beam_index].astype(np.float64)
+        expected = np.where(np.isfinite(expected), expected / fleet.laser_range, 1.0)
+        assert observations[:, :beams] == pytest.approx(np.clip(expected, 0.0, 1.0).astype(np.float32), abs=0.0)
+        assert (expected < 1.0).any()  # walls within range: not all misses

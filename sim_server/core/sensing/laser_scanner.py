@@ -14,6 +14,7 @@ calls it as the world loads, and creating a scene does, so no step compiles them
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import TYPE_CHECKING, Iterable
 
@@ -488,6 +489,15 @@ class LaserScanner:
     def beam_count(self) -> int:
         """Beams per scan."""
         return len(self.local_angles)
+
+    def beams(self, index: np.ndarray) -> "LaserScanner":
+        """A scanner casting only the beams ``index`` (integer positions in this scan) of this
+        one: the same body, origin, range, layers and noise generator (its noise draws are taken
+        from the shared generator, one per beam it casts). Each beam's range is what this
+        scanner's beam gives, so a caller that uses a few beams of a scan casts only those."""
+        part = copy.copy(self)
+        part.local_angles = self.local_angles[np.asarray(index, dtype=np.int64)]
+        return part
 
     def pose(self) -> Pose2D:
         """The laser's pose in the world."""
