@@ -2,7 +2,7 @@
 
 * ``vector``: :class:`~sim_server.learning.vector_env.NavigationVectorEnv` (every world a copy in
   one physics world, all lasers cast in one call) with 1 to 256 worlds, one robot each, 360-beam
-  8 m lasers (36 of the beams observed), a control period of 0.1 s over 10 physics steps of
+  8 m lasers (36 of the beams observed, and only those cast), a control period of 0.1 s over 10 physics steps of
   0.01 s, random actions, autoreset included; on one core (the ray caster's threads set to one).
   The issue tracker's target: 20,000 steps a second with 64 worlds.
 * ``sync``: Gymnasium's SyncVectorEnv of 64 single environments (a world each), for comparison.

@@ -8,7 +8,8 @@
 * :mod:`.orca` -- ORCA (reciprocal velocity obstacles, RVO2's algorithm), compiled;
 * :mod:`.navigation` -- the walking grid: where a body fits, which places connect, distance fields
   and walking directions;
-* :mod:`.neighbors`, :mod:`.walls` -- who is near whom, and the walls near each one.
+* :mod:`.neighbors`, :mod:`.walls` -- who is near whom, and the walls near each one;
+* :mod:`.touch` -- which people's bodies take part in Box2D's contacts (those a robot may reach).
 
 A crowd reaches the world through :class:`~.crowd.CrowdHost`; sensors and pictures see its
 people through :meth:`~sim_server.core.physics.world_view.WorldView.crowd_circles`.
