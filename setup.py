@@ -58,7 +58,7 @@ setup(
     + _files_under("config", "config"),
     install_requires=["setuptools"],
     # The ROS 2 wheels and the rest come from requirements/ (make setup); these are optional.
-    extras_require={"learning": ["gymnasium>=1.0", "pettingzoo>=1.24"], "ray": ["ray>=2.40"]},
+    extras_require={"learning": ["gymnasium>=1.0", "pettingzoo>=1.24"], "ray": ["ray>=2.40"], "live": ["foxglove-sdk>=0.30"]},
     entry_points={
         "console_scripts": [
             "sim_server = sim_server.__main__:main",

@@ -79,10 +79,14 @@ class Laser(ModelPlugin):
         )
         self.scene = scene_of(world)
         self.frame_id = self.context.frame(frame)
+        #: The topic of the scans (in the model's namespace).
+        self.topic_name = self.context.topic(topic)
         self.body_frame_id = self.context.frame(body_name)
-        #: The last scan (float32 ranges, NaN for misses) and its intensities, for in-process use.
+        #: The last scan (float32 ranges, NaN for misses) and its intensities, for in-process use,
+        #: and the sim time (ns) it was made at (before that step).
         self.last_ranges = None
         self.last_intensities = None
+        self.last_scan_ns = -1
         self._publisher = None
         self._message = None
         node = self.context.ros_node
@@ -150,7 +154,7 @@ class Laser(ModelPlugin):
             intensities = None
             if laser.reflectance_bits:
                 intensities = ((hit_bits & laser.reflectance_bits) != 0).astype("float32") * REFLECTIVE_INTENSITY
-            laser.last_ranges, laser.last_intensities = ranges, intensities
+            laser.last_ranges, laser.last_intensities, laser.last_scan_ns = ranges, intensities, time.time_ns
             if laser._publisher is not None:
                 if stamp is None:
                     stamp = laser._stamp_cdr(time.time_ns)

@@ -2,7 +2,8 @@
 
 Loads the world in-process (no ROS), runs it for N seconds of sim time and writes its pictures
 as an animated GIF, an H.264 MP4 or a PNG of the last moment (see
-:mod:`sim_server.rendering.recording`). Robots can be driven with a constant command
+:mod:`sim_server.rendering.recording`), or, for ``--out run.mcap``, the live view's channels
+(scene, transforms, scans; :mod:`sim_server.live.log`) for the Foxglove app to replay. Robots can be driven with a constant command
 (``--drive MODEL LINEAR ANGULAR``, as a cmd_vel would: for a DiffDrive m/s and rad/s, for a
 TricycleDrive the wheel speed and the steering angle) or by a script (``--script FILE``, a Python
 file defining ``control(world)``, called before every step). The view is everything loaded
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from sim_server.core.errors import SimError, one_line
+from sim_server.live.log import MCAP_SUFFIX, LogError, record_mcap
 from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record
 from sim_server.core.limits import STEP_SIZE
 from sim_server.rendering.renderer import MAX_PIXELS_SIDE, MIN_VIEW_SIZE, View
@@ -54,9 +56,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         description="Run a world headless (no ROS, no display) and write a GIF, MP4 or PNG of it.",
     )
     parser.add_argument("world", type=Path, help="the world file (Flatland YAML)")
-    parser.add_argument("--out", type=Path, default=Path("run.gif"), help=f"the file to write ({', '.join(FORMATS)}; default run.gif)")
+    parser.add_argument("--out", type=Path, default=Path("run.gif"),
+                        help=f"the file to write ({', '.join(FORMATS)}, or {MCAP_SUFFIX}: the live view's channels; default run.gif)")
     parser.add_argument("--seconds", type=float, default=10.0, help="sim time to record, s (default 10; 0: one picture)")
-    parser.add_argument("--fps", type=float, default=10.0, help="frames a second of the video (default 10)")
+    parser.add_argument("--fps", type=float, default=10.0,
+                        help="frames a second of the video, or updates a second of sim time of an .mcap (default 10)")
     parser.add_argument("--speed", type=float, default=1.0, help="sim seconds per second of video (default 1)")
     parser.add_argument("--pixels", type=int, default=512, help="pixels on the picture's longer side (default 512)")
     parser.add_argument("--view", type=float, nargs=4, metavar=("X", "Y", "WIDTH", "HEIGHT"),
@@ -272,12 +276,19 @@ def _record(args: argparse.Namespace, signals: Signals) -> int:
         def before_step(current) -> None:
             signals.run_script(args.script, control, current)
 
+        if args.out.suffix.lower() == MCAP_SUFFIX:
+            log = record_mcap(world, args.out, args.seconds, rate=args.fps, before_step=before_step if control else None,
+                              stop=lambda: bool(signals.received))
+            how = " (stopped early)" if log.interrupted else ""
+            print(f"wrote {log.path}: {log.updates} update(s) of the scene, transforms and scans over "
+                  f"{log.sim_seconds:g} s of sim time in {log.wall_seconds:.1f} s{how}")
+            return 0
         result: Recording = record(
             world, args.out, args.seconds, fps=args.fps, speed=args.speed, view=view_maker(world, args),
             lasers=args.lasers, trails=args.trails, before_step=before_step if control else None,
             stop=lambda: bool(signals.received),
         )
-    except (UsageError, RecordingError) as error:
+    except (UsageError, RecordingError, LogError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
     except (SimError, ScriptError, RunError) as error:

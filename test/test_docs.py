@@ -49,6 +49,10 @@ def recording_commands() -> list[str]:
     return re.findall(r"^python -m sim_server\.record .*$", page("pictures.md"), re.M)
 
 
+def live_commands() -> list[str]:
+    return re.findall(r"^python -m sim_server\.record .*$", page("live.md"), re.M)
+
+
 def run_python(code: str, cwd, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
@@ -102,6 +106,25 @@ def test_recording_commands_run_as_written(tmp_path) -> None:
         assert result.returncode == 0, result.stderr
         out = tmp_path / arguments[arguments.index("--out") + 1]
         assert out.stat().st_size > 10_000 and result.stdout.startswith(f"wrote {out.name}: 201 frame(s)")
+
+
+def test_mcap_commands_run_as_written(tmp_path) -> None:
+    """The live page's ``python -m sim_server.record ... --out run.mcap`` lines, verbatim: the log
+    holds the scene, the transforms and the scans, 10 updates a second of sim time."""
+    from mcap.reader import make_reader
+
+    commands = live_commands()
+    assert len(commands) == 1
+    (tmp_path / "config").symlink_to(REPO_ROOT / "config")
+    arguments = commands[0].split()[1:]
+    result = subprocess.run([sys.executable, *arguments], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / arguments[arguments.index("--out") + 1]
+    assert result.stdout.startswith(f"wrote {out.name}: 201 update(s)")
+    with out.open("rb") as stream:
+        summary = make_reader(stream).get_summary()
+    counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
+    assert counts["/scene"] == counts["/tf"] == 201 and counts["/scan"] == 200  # the first before any scan
 
 
 def test_learning_examples_run_as_written() -> None:
@@ -208,7 +231,7 @@ def test_readme_commands_are_those_the_tests_run() -> None:
     """Every shell command in the README is one of the pages' commands that the tests run, as
     written (comments aside), or ``make demo`` / ``make test``."""
     tested = {line.split("#")[0].strip() for marker in ROS2_MARKERS for line in readme_block(marker)}
-    tested |= set(recording_commands())
+    tested |= set(recording_commands()) | set(live_commands())
     commands = bash_commands((REPO_ROOT / "README.md").read_text())
     assert MAKE_COMMANDS <= set(commands)
     untested = [command for command in commands if command not in tested | MAKE_COMMANDS]

@@ -5,13 +5,14 @@ Every import counts: at the top of a module, under ``TYPE_CHECKING``, inside fun
 dependency hides from Python's import order. The rules (see docs/architecture.md):
 
 * no import loop among the modules of sim_server and sim_plugins;
-* the packages stand on each other in one direction: the core on nothing of ours; rendering on
-  the core; the ROS layer on the core; the plugins on the core, rendering and the ROS layer;
-  learning on the core, rendering and the plugins (never on ROS); the programs on anything;
+* the packages stand on each other in one direction: the core on nothing of ours; rendering and
+  the live view on the core; the ROS layer on the core and the live view; the plugins on the
+  core, rendering and the ROS layer; learning on the core, rendering, the live view and the
+  plugins (never on ROS); the programs on anything;
 * inside the core, each unit (a ground module or a subpackage) imports only its own modules and
   those of lower layers: the composition root (levels, world, state) stands on top, so nothing
   below it names the world that composes it;
-* no ROS (rclpy, message packages) under core/, rendering/ or learning/;
+* no ROS (rclpy, message packages) under core/, rendering/, live/ or learning/;
 * no module over :data:`MAX_MODULE_LINES` lines.
 """
 
@@ -34,10 +35,11 @@ ALLOWED_GROUPS = {
     "root": {"root"},
     "core": {"core"},
     "rendering": {"core", "rendering"},
-    "ros": {"core", "ros"},
+    "live": {"core", "live"},
+    "ros": {"core", "live", "ros"},
     "plugins": {"core", "rendering", "ros", "plugins"},
-    "learning": {"core", "rendering", "plugins", "learning"},
-    "programs": {"root", "core", "rendering", "ros", "plugins", "learning", "programs"},
+    "learning": {"core", "rendering", "live", "plugins", "learning"},
+    "programs": {"root", "core", "rendering", "live", "ros", "plugins", "learning", "programs"},
 }
 #: The programs: command-line entry points over everything.
 PROGRAMS = {"sim_server.__main__", "sim_server.demo", "sim_server.record", "sim_server.warm_up"}
@@ -62,7 +64,7 @@ ROS_PACKAGE = re.compile(
     r"|\w+_msgs|\w+_srvs|simulation_interfaces)$"
 )
 #: Groups that promise to run without ROS.
-WITHOUT_ROS = ("core", "rendering", "learning")
+WITHOUT_ROS = ("core", "rendering", "live", "learning")
 
 
 def find_modules(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
@@ -194,7 +196,7 @@ def group_of(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1 or parts[1] == "moved_modules":
         return "root"
-    return {"core": "core", "rendering": "rendering", "ros": "ros", "learning": "learning"}[parts[1]]
+    return {"core": "core", "rendering": "rendering", "live": "live", "ros": "ros", "learning": "learning"}[parts[1]]
 
 
 def core_unit(module: str) -> str:

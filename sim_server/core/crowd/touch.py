@@ -11,7 +11,7 @@ arrays, never from Box2D, so they see everyone; contacts (a robot stopped by a p
 happen only where the bodies are active, which is everywhere a dynamic body can get to in time.
 
 The check runs on every crowd update, and on the next step after a model comes or is moved.
-Person ``i`` must be active where, for some dynamic body ``j``,
+Person ``i`` must be active where, for some dynamic body ``j``::
 
     distance(i, j) <= r + R_j + (v_people + |v_j|) * interval + REACH_SLACK
 

@@ -1,0 +1,11 @@
+"""Live views and MCAP logs of a world over the Foxglove protocol, without ROS.
+
+* :mod:`.scene` -- the world as the Foxglove SDK's well-known messages (scene entities, laser
+  scans, transforms);
+* :mod:`.view` -- :class:`~.view.LiveView`: a Foxglove WebSocket server fed from the step loop,
+  and the same channels written to an MCAP file.
+"""
+
+from sim_server.live.view import DEFAULT_PORT, LiveView
+
+__all__ = ["DEFAULT_PORT", "LiveView"]

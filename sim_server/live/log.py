@@ -1,0 +1,91 @@
+"""A run written to an MCAP file: the live view's channels (``/scene``, ``/tf``, the lasers'
+scans), which the Foxglove app and Lichtblick replay with the same 3D panel.
+
+:func:`record_mcap` writes to a hidden file beside the target and puts it in place when done
+(whatever was at the target stays if the run fails); a run stopped early (Ctrl-C) is closed
+properly, so the file holds what was recorded and reads like any other.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from sim_server.core import limits
+from sim_server.live.view import LiveView
+
+if TYPE_CHECKING:
+    from sim_server.core.world import World
+
+#: The file extension of MCAP logs.
+MCAP_SUFFIX = ".mcap"
+#: Most sim seconds one recording may cover (a day).
+MAX_SECONDS = 86_400.0
+
+
+class LogError(Exception):
+    """A recording that cannot be made as asked (one line, naming the setting or the file)."""
+
+
+@dataclass(frozen=True)
+class McapRecording:
+    """What :func:`record_mcap` made: the file, the updates written (scene, transforms and new
+    scans, ``rate`` a second of sim time), the sim and wall seconds it took, and whether a stop
+    request ended it early."""
+
+    path: Path
+    updates: int
+    sim_seconds: float
+    wall_seconds: float
+    interrupted: bool
+
+
+def record_mcap(
+    world: "World", path: Path, seconds: float, *, rate: float = 20.0,
+    before_step: Callable[["World"], None] | None = None, stop: Callable[[], bool] = lambda: False,
+) -> McapRecording:
+    """Step ``world`` for ``seconds`` of sim time, writing its live view's channels at ``rate``
+    Hz (sim time) to the MCAP file ``path``.
+
+    Raises:
+        LogError: the seconds, rate or file cannot be used (nothing is written then).
+    """
+    if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and 0.0 <= seconds <= MAX_SECONDS):
+        raise LogError(f"the seconds to record must be from 0 to {MAX_SECONDS:g}, got {seconds}")
+    if not (isinstance(rate, (int, float)) and limits.RATE.contains(rate) and rate > 0.0):
+        raise LogError(f"the rate must be above 0 and at most {limits.RATE.high:g} Hz, got {rate}")
+    path = Path(path)
+    if path.suffix.lower() != MCAP_SUFFIX:
+        raise LogError(f'"{path}": an MCAP log must end in {MCAP_SUFFIX}, got "{path.suffix}"')
+    if not path.parent.is_dir():
+        raise LogError(f'"{path}": the folder "{path.parent}" does not exist')
+    if path.exists() and not path.is_file():
+        raise LogError(f'"{path}" exists and is not a regular file')
+    partial = path.with_name(f".{path.stem}.partial-{os.getpid()}{path.suffix}")
+    started = time.perf_counter()
+    steps = int(round(seconds / world.time.step_size))
+    start_ns = world.time.time_ns
+    interrupted = False
+    try:
+        try:
+            view = LiveView(world, port=None, rate=rate, record=partial)
+        except Exception as error:  # the SDK's error for a file it cannot open: one line
+            raise LogError(f'"{path}" cannot be written: {error}') from None
+        with view:
+            view.publish()  # the world as it starts
+            for _ in range(steps):
+                if stop():
+                    interrupted = True
+                    break
+                if before_step is not None:
+                    before_step(world)
+                world.step()
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    sim_seconds = (world.time.time_ns - start_ns) / 1e9
+    return McapRecording(path, view.updates, sim_seconds, time.perf_counter() - started, interrupted)

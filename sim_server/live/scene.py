@@ -1,0 +1,148 @@
+"""What a Foxglove client is shown of a world, as the Foxglove SDK's well-known messages.
+
+Everything is in the world frame, :data:`WORLD_FRAME` (``map``, as the ROS layer's), so that
+Foxglove's 3D panel draws the world with no configuration:
+
+* the walls of each loaded layer: a :class:`~foxglove.messages.SceneEntity` ``layer/<name>`` of
+  line segments in the layer's colour (sent again when levels load or unload pieces);
+* each model: an entity ``model/<name>`` with its footprints where they are now, polygons as
+  closed lines and circles as flat cylinders, in its bodies' colours; a model that leaves is
+  deleted by id;
+* the pedestrians: an entity ``crowd/<name>`` per crowd, one flat orange cylinder per person;
+* each laser: its scans as :class:`~foxglove.messages.LaserScan`, in its body's frame at the
+  laser's origin, stamped when the laser made them;
+* transforms: ``map`` to each body (``<model>/<body>``), as
+  :class:`~foxglove.messages.FrameTransforms`.
+
+Functions here build messages only; :mod:`sim_server.live.view` decides when to send them.
+Units: metres, radians; stamps are sim time in nanoseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+import numpy as np
+from foxglove.messages import (
+    Color, CylinderPrimitive, FrameTransform, FrameTransforms, LaserScan, LinePrimitive, LinePrimitiveLineType,
+    Point3, Pose, Quaternion, SceneEntity, SceneEntityDeletion, SceneEntityDeletionType, SceneUpdate, Timestamp,
+    Vector3,
+)
+
+if TYPE_CHECKING:
+    from sim_server.core.physics.layer import Layer
+    from sim_server.core.physics.model import Model
+
+#: The world frame of every message.
+WORLD_FRAME = "map"
+#: Width (m) of wall and outline lines.
+LINE_WIDTH = 0.03
+#: Height (m) of the flat cylinders that stand for circles and people.
+DISC_HEIGHT = 0.02
+#: The colour of pedestrians (RGBA 0 to 1; the pictures' orange).
+PEDESTRIAN_COLOR = (1.0, 0.55, 0.1, 0.9)
+#: Prefixes of the entities' ids.
+LAYER_PREFIX, MODEL_PREFIX, CROWD_PREFIX = "layer/", "model/", "crowd/"
+
+
+def stamp(time_ns: int) -> Timestamp:
+    """A Foxglove timestamp of ``time_ns`` nanoseconds."""
+    return Timestamp(sec=int(time_ns // 1_000_000_000), nsec=int(time_ns % 1_000_000_000))
+
+
+def color(rgba: Sequence[float], alpha: float | None = None) -> Color:
+    """A Foxglove colour of RGBA values 0 to 1 (``alpha`` overriding the fourth)."""
+    values = [float(v) for v in rgba] + [1.0] * (4 - len(rgba))
+    return Color(r=values[0], g=values[1], b=values[2], a=values[3] if alpha is None else alpha)
+
+
+def planar_pose(x: float, y: float, theta: float) -> Pose:
+    """The pose of (x, y) (m) turned ``theta`` (rad) about z."""
+    half = 0.5 * theta
+    return Pose(position=Vector3(x=x, y=y, z=0.0), orientation=Quaternion(x=0.0, y=0.0, z=math.sin(half), w=math.cos(half)))
+
+
+_ORIGIN = planar_pose(0.0, 0.0, 0.0)
+
+
+def _flat_disc(x: float, y: float, radius: float, rgba: Color) -> CylinderPrimitive:
+    diameter = 2.0 * radius
+    return CylinderPrimitive(pose=planar_pose(x, y, 0.0), size=Vector3(x=diameter, y=diameter, z=DISC_HEIGHT),
+                             bottom_scale=1.0, top_scale=1.0, color=rgba)
+
+
+def layer_entity(layer: "Layer", time_ns: int) -> SceneEntity:
+    """The loaded walls of ``layer`` as line segments in its colour."""
+    edges = np.asarray(layer.world_edges(), dtype=np.float64).reshape(-1, 4)
+    points = [Point3(x=x, y=y, z=0.0) for x, y in edges.reshape(-1, 2).tolist()]
+    lines = [LinePrimitive(type=LinePrimitiveLineType.LineList, pose=_ORIGIN, thickness=LINE_WIDTH,
+                           points=points, color=color(layer.spec.color, alpha=1.0))] if points else []
+    return SceneEntity(timestamp=stamp(time_ns), frame_id=WORLD_FRAME, id=LAYER_PREFIX + layer.name, lines=lines)
+
+
+def model_entity(model: "Model", time_ns: int) -> SceneEntity:
+    """The footprints of ``model`` where they are now: polygons as closed outlines, circles as
+    flat cylinders, in their bodies' colours."""
+    lines: list[LinePrimitive] = []
+    discs: list[CylinderPrimitive] = []
+    for body, outline in model.world_footprints():
+        rgba = color(body.spec.color)
+        if isinstance(outline, tuple):
+            discs.append(_flat_disc(*outline, rgba))
+        else:
+            lines.append(LinePrimitive(
+                type=LinePrimitiveLineType.LineLoop, pose=_ORIGIN, thickness=LINE_WIDTH,
+                points=[Point3(x=x, y=y, z=0.0) for x, y in outline], color=color(body.spec.color, alpha=1.0),
+            ))
+    return SceneEntity(timestamp=stamp(time_ns), frame_id=WORLD_FRAME, id=MODEL_PREFIX + model.name, lines=lines,
+                       cylinders=discs)
+
+
+def crowd_entity(name: str, circles: np.ndarray, time_ns: int) -> SceneEntity:
+    """A crowd's people, ``circles`` (N, 3: x, y, radius; m), as flat orange cylinders."""
+    rgba = color(PEDESTRIAN_COLOR)
+    discs = [_flat_disc(x, y, r, rgba) for x, y, r in np.asarray(circles, dtype=np.float64).reshape(-1, 3).tolist()]
+    return SceneEntity(timestamp=stamp(time_ns), frame_id=WORLD_FRAME, id=CROWD_PREFIX + name, cylinders=discs)
+
+
+def deletions(ids: Iterable[str], time_ns: int) -> SceneUpdate:
+    """A scene update deleting the entities ``ids``."""
+    return SceneUpdate(deletions=[
+        SceneEntityDeletion(timestamp=stamp(time_ns), type=SceneEntityDeletionType.MatchingId, id=entity_id)
+        for entity_id in ids
+    ])
+
+
+def body_transforms(models: Iterable["Model"], time_ns: int) -> FrameTransforms:
+    """``map`` to every body of ``models`` (frames ``<model>/<body>``), where they are now."""
+    transforms = []
+    when = stamp(time_ns)
+    for model in models:
+        for name, body in model.bodies.items():
+            physics = body.physics_body
+            x, y = physics.position
+            half = 0.5 * physics.angle
+            transforms.append(FrameTransform(
+                timestamp=when, parent_frame_id=WORLD_FRAME, child_frame_id=f"{model.name}/{name}",
+                translation=Vector3(x=float(x), y=float(y), z=0.0),
+                rotation=Quaternion(x=0.0, y=0.0, z=math.sin(half), w=math.cos(half)),
+            ))
+    return FrameTransforms(transforms=transforms)
+
+
+def laser_scan(ranges: np.ndarray, local_angles: np.ndarray, frame: str, origin: tuple[float, float, float],
+               time_ns: int) -> LaserScan:
+    """A scan of evenly spaced beams at ``local_angles`` (rad, laser frame) with ``ranges`` (m,
+    NaN for misses), made at ``time_ns`` by a laser at ``origin`` (x, y, theta) in ``frame``
+    (its body's)."""
+    start = float(local_angles[0]) if len(local_angles) else 0.0
+    end = float(local_angles[-1]) if len(local_angles) else 0.0
+    return LaserScan(timestamp=stamp(time_ns), frame_id=frame, pose=planar_pose(*origin), start_angle=start,
+                     end_angle=end, ranges=np.asarray(ranges, dtype=np.float64).tolist(), intensities=[])
+
+
+def body_frame(body: Any) -> str:
+    """The frame of a model's Box2D body: ``<model>/<body>``."""
+    reference = body.userData
+    return f"{reference.entity.name}/{reference.body_name}"

@@ -1,0 +1,95 @@
+"""A client of the Foxglove WebSocket protocol for the tests, written from the protocol's
+specification (github.com/foxglove/ws-protocol), not from the server's code: JSON control
+messages, binary message data (opcode 1: subscription id, receive time, payload) and time
+(opcode 2), payloads decoded with the protobuf schemas the server advertises."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from websockets.sync.client import connect
+
+#: The subprotocols a client offers (the SDK's own and the published one).
+SUBPROTOCOLS = ["foxglove.sdk.v1", "foxglove.websocket.v1"]
+MESSAGE_DATA, TIME = 0x01, 0x02
+
+
+def message_class(schema_name: str, schema: bytes) -> Any:
+    """The protobuf class of ``schema_name`` from a serialized FileDescriptorSet."""
+    files = descriptor_pb2.FileDescriptorSet.FromString(schema)
+    pool = descriptor_pool.DescriptorPool()
+    for file in files.file:
+        pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(schema_name))
+
+
+@dataclass
+class Client:
+    """A connected client: what the server said and sent, by topic."""
+
+    url: str
+    server_info: dict = field(default_factory=dict)
+    channels: dict[int, dict] = field(default_factory=dict)
+    messages: dict[str, list] = field(default_factory=dict)
+    times: list[int] = field(default_factory=list)
+    _subscriptions: dict[int, dict] = field(default_factory=dict)
+    _classes: dict[int, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._connection = connect(self.url, subprotocols=SUBPROTOCOLS, open_timeout=10)
+        self.socket = self._connection.__enter__()
+        self.server_info = json.loads(self.socket.recv(timeout=10))
+        assert self.server_info["op"] == "serverInfo"
+
+    def topics(self) -> set[str]:
+        return {channel["topic"] for channel in self.channels.values()}
+
+    def subscribe(self, *topics: str) -> None:
+        """Subscribe to ``topics`` (advertised already: see :meth:`until`)."""
+        wanted = []
+        for channel_id, channel in self.channels.items():
+            if channel["topic"] in topics:
+                subscription = len(self._subscriptions) + 1
+                self._subscriptions[subscription] = channel
+                wanted.append({"id": subscription, "channelId": channel_id})
+        self.socket.send(json.dumps({"op": "subscribe", "subscriptions": wanted}))
+
+    def _handle(self, frame: Any) -> None:
+        if isinstance(frame, str):
+            message = json.loads(frame)
+            if message["op"] == "advertise":
+                for channel in message["channels"]:
+                    self.channels[channel["id"]] = channel
+            elif message["op"] == "unadvertise":
+                for channel_id in message["channelIds"]:
+                    self.channels.pop(channel_id, None)
+            return
+        if frame[0] == TIME:
+            self.times.append(struct.unpack_from("<Q", frame, 1)[0])
+        elif frame[0] == MESSAGE_DATA:
+            subscription, _ = struct.unpack_from("<IQ", frame, 1)
+            channel = self._subscriptions[subscription]
+            if subscription not in self._classes:
+                assert channel["encoding"] == "protobuf" and channel["schemaEncoding"] == "protobuf"
+                self._classes[subscription] = message_class(channel["schemaName"], base64.b64decode(channel["schema"]))
+            self.messages.setdefault(channel["topic"], []).append(self._classes[subscription].FromString(frame[13:]))
+
+    def until(self, done: Callable[[], bool], between: Callable[[], None] = lambda: None, timeout: float = 20.0) -> None:
+        """Read what comes, calling ``between`` (a few steps of the world) whenever nothing is
+        waiting, until ``done()``; fail after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not done():
+            assert time.monotonic() < deadline, f"gave up waiting; topics {sorted(self.topics())}, got {sorted(self.messages)}"
+            try:
+                self._handle(self.socket.recv(timeout=0.05))
+            except TimeoutError:
+                between()
+
+    def close(self) -> None:
+        self._connection.__exit__(None, None, None)

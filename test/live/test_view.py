@@ -1,0 +1,175 @@
+"""The live view: a client of the protocol sees the world (walls, models, people, scans,
+transforms, sim time); nothing is built for nobody; the same channels go to an MCAP file; bad
+arguments are refused with a message."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mcap.reader import make_reader
+
+from sim_server.core import World
+from sim_server.live import LiveView
+from sim_server.live import scene as scene_module
+from test.conftest import REPO_ROOT
+from test.live.client import Client, message_class
+
+CROWD_WORLD = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
+STEP = 0.005
+
+
+@pytest.fixture
+def world() -> World:
+    made = World.from_file(CROWD_WORLD, step_size=STEP)
+    yield made
+    made.close()
+
+
+def test_a_client_sees_walls_models_people_scans_transforms_and_time(world: World) -> None:
+    with LiveView(world, port=0) as view:
+        client = Client(view.url)
+        try:
+            assert "time" in client.server_info["capabilities"]
+            client.until(lambda: {"/scene", "/tf", "/scan"} <= client.topics())
+            client.subscribe("/scene", "/tf", "/scan")
+            client.until(lambda: {"/scene", "/tf", "/scan"} <= set(client.messages), between=lambda: world.step(10))
+        finally:
+            client.close()
+    entities = {entity.id: entity for update in client.messages["/scene"] for entity in update.entities}
+    walls = entities["layer/2d"]
+    assert walls.frame_id == "map" and len(walls.lines[0].points) == 2 * len(world.layers[0].world_edges())
+    assert entities["model/cleaner1"].lines  # its polygon footprints, outlined
+    people = entities["crowd/people"].cylinders
+    assert len(people) == world.crowd("people").people.count == 55
+    transforms = client.messages["/tf"][-1].transforms
+    assert {t.child_frame_id for t in transforms} >= {"cleaner1/base"} and transforms[0].parent_frame_id == "map"
+    scan = client.messages["/scan"][-1]
+    laser = world.plugins.find(world.models["cleaner1"], "laser_front") if _has(world, "laser_front") else _laser(world)
+    assert len(scan.ranges) == laser.scanner.beam_count
+    assert np.nanmin(np.array(scan.ranges)) > 0.0 and math.isclose(scan.end_angle - scan.start_angle, laser.angle_max - laser.angle_min)
+    assert client.times and client.times[-1] <= world.time.time_ns  # sim time, never ahead
+
+
+def _has(world: World, name: str) -> bool:
+    return any(getattr(p, "scanner", None) is not None and p.context.name == name
+               for p in world.plugins.plugins_of(world.models["cleaner1"]))
+
+
+def _laser(world: World):
+    return next(p for p in world.plugins.plugins_of(world.models["cleaner1"]) if hasattr(p, "scanner"))
+
+
+def test_scans_are_the_lasers_own(world: World, tmp_path: Path) -> None:
+    """The laser's own scans (its noise, its rate), in its body's frame at its origin, stamped
+    when made."""
+    path = tmp_path / "run.mcap"
+    laser = _laser(world)
+    with LiveView(world, port=None, record=path, rate=1000.0):
+        world.step(1)
+        made, expected = laser.last_scan_ns, laser.last_ranges.copy()
+    with path.open("rb") as stream:
+        schema, _, message = next(make_reader(stream).iter_messages(topics=["/scan"]))
+        scan = message_class(schema.name, schema.data).FromString(message.data)
+    assert np.array_equal(np.array(scan.ranges), expected.astype(np.float64), equal_nan=True)
+    assert scan.frame_id == "cleaner1/" + laser.scanner.body.userData.body_name
+    assert (scan.timestamp.seconds * 10**9 + scan.timestamp.nanos, message.log_time) == (made, made)
+    assert scan.pose.position.x == pytest.approx(laser.origin.x)
+
+
+def test_nothing_is_built_for_nobody(world: World, monkeypatch) -> None:
+    calls = []
+    for name in ("layer_entity", "model_entity", "crowd_entity", "body_transforms", "laser_scan"):
+        original = getattr(scene_module, name)
+        monkeypatch.setattr("sim_server.live.view." + name, lambda *a, _o=original, _n=name: calls.append(_n) or _o(*a))
+    with LiveView(world, port=0):
+        world.step(100)
+    assert calls == []
+
+
+def test_a_recording_holds_every_channel_and_replays_the_run(world: World, tmp_path: Path) -> None:
+    path = tmp_path / "run.mcap"
+    with LiveView(world, port=None, record=path, rate=20.0):
+        world.step(200)  # 1 s of sim time: 20 updates
+    with path.open("rb") as stream:
+        reader = make_reader(stream)
+        summary = reader.get_summary()
+        topics = {channel.topic for channel in summary.channels.values()}
+        assert topics == {"/scene", "/tf", "/scan"}
+        counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
+        assert counts["/tf"] == counts["/scan"] == 20
+        times = [message.log_time for _, _, message in reader.iter_messages(topics=["/tf"])]
+    assert times == sorted(times) and times[0] == 5_000_000 and times[-1] == 955_000_000  # sim time (ns) after each step sent
+
+
+def test_a_model_that_leaves_is_deleted(world: World, tmp_path: Path) -> None:
+    path = tmp_path / "run.mcap"
+    with LiveView(world, port=None, record=path):
+        world.step(20)
+        world.delete_model("cleaner1")
+        world.step(20)
+    with path.open("rb") as stream:
+        updates = [message_class(schema.name, schema.data).FromString(message.data)
+                   for schema, _, message in make_reader(stream).iter_messages(topics=["/scene"])]
+    deleted = [d.id for update in updates for d in update.deletions]
+    assert deleted == ["model/cleaner1"]
+
+
+def test_closing_leaves_the_step_loop_and_may_be_repeated(world: World) -> None:
+    hooks = list(world.after_step_hooks)
+    view = LiveView(world, port=0)
+    assert len(world.after_step_hooks) == len(hooks) + 1
+    view.close()
+    view.close()
+    assert world.after_step_hooks == hooks and view.url is None
+    world.step(10)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fault"),
+    [
+        ({"port": -1}, "port"), ({"port": 70000}, "port"), ({"port": "8765"}, "port"), ({"port": True}, "port"),
+        ({"rate": 0.0}, "rate"), ({"rate": math.inf}, "rate"), ({"rate": math.nan}, "rate"), ({"rate": "fast"}, "rate"),
+        ({"host": ""}, "host"), ({"host": None}, "host"), ({"host": "x" * 300}, "host"),
+        ({"port": None}, "port to serve on"), ({"host": "256.1.1.1", "port": 0}, "cannot serve"),
+    ],
+)
+def test_bad_arguments_are_refused_naming_them(world: World, arguments: dict, fault: str) -> None:
+    hooks = list(world.after_step_hooks)
+    with pytest.raises(ValueError, match=fault):
+        LiveView(world, **arguments)
+    assert world.after_step_hooks == hooks
+
+
+def test_a_port_in_use_is_refused(world: World) -> None:
+    with LiveView(world, port=0) as first:
+        with pytest.raises(ValueError, match=f"cannot serve on 127.0.0.1:{first.port}"):
+            LiveView(world, port=first.port)
+
+
+def test_the_record_program_writes_an_mcap_log(tmp_path: Path) -> None:
+    from sim_server.record import main
+
+    out = tmp_path / "run.mcap"
+    assert main([str(CROWD_WORLD), "--seconds", "0.5", "--out", str(out), "--fps", "20"]) == 0
+    with out.open("rb") as stream:
+        summary = make_reader(stream).get_summary()
+    counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
+    assert counts["/tf"] == 11 and counts["/scene"] == 11  # at the start, then every 0.05 s of sim time
+    assert not list(tmp_path.glob(".run.partial-*"))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fault"),
+    [(["--seconds", "-1"], "seconds"), (["--fps", "0"], "rate"), (["--out", "/nonexistent/run.mcap"], "folder")],
+)
+def test_bad_mcap_recordings_are_refused_in_one_line(tmp_path: Path, capsys, arguments: list, fault: str) -> None:
+    from sim_server.record import main
+
+    out = ["--out", str(tmp_path / "run.mcap")] if "--out" not in arguments else []
+    assert main([str(CROWD_WORLD), "--seconds", "0.1", *out, *arguments]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and fault in error[0] and "Traceback" not in error[0]
+    assert not (tmp_path / "run.mcap").exists()
