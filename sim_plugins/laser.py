@@ -87,6 +87,8 @@ class Laser(ModelPlugin):
         self.last_ranges = None
         self.last_intensities = None
         self.last_scan_ns = -1
+        #: Whether a live view (sim_server.live) wants the scans, whoever else listens.
+        self.view_listening = False
         self._publisher = None
         self._message = None
         node = self.context.ros_node
@@ -119,8 +121,9 @@ class Laser(ModelPlugin):
             self._tf.send_static([tf], owner=self.context.describe())
 
     def _wanted(self) -> bool:
-        """Whether a scan is wanted (in-process, always published, or somebody subscribes)."""
-        return self._publisher is None or self.always_publish or self._listened()
+        """Whether a scan is wanted (in-process, always published, a live view or a subscriber
+        listens)."""
+        return self._publisher is None or self.always_publish or self.view_listening or self._listened()
 
     def before_physics_step(self, time: TimeKeeper) -> None:
         if self.timer.check(time) and self._wanted():

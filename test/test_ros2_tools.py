@@ -256,16 +256,23 @@ PARAMETERS = {
     "start_paused": False,
     "resource_paths": "../levels:../tunnel",
     "enable_levels": True,
+    "foxglove": True,
+    "foxglove_address": "127.0.0.1",
+    "foxglove_port": 0,
+    "foxglove_rate": 10.0,
+    "foxglove_record": "<tmp>/run.mcap",  # in the fixture's folder
 }
 
 
 @pytest.fixture(scope="module")
 def launched(tools_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
     """`ros2 launch` of the bundled demo world with every parameter given as a launch argument."""
-    arguments = " ".join(f"{name}:={str(value).lower() if isinstance(value, bool) else value}" for name, value in PARAMETERS.items())
-    server = Launched(
-        tools_env, f"ros2 launch sim_server server.launch.py {arguments}", tmp_path_factory.mktemp("launch") / "launch.log"
+    folder = tmp_path_factory.mktemp("launch")
+    arguments = " ".join(
+        f"{name}:={str(value).lower() if isinstance(value, bool) else str(value).replace('<tmp>', str(folder))}"
+        for name, value in PARAMETERS.items()
     )
+    server = Launched(tools_env, f"ros2 launch sim_server server.launch.py {arguments}", folder / "launch.log")
     try:
         server.wait_for("services: /spawn_model")
         wait_for_node(tools_env)
@@ -286,6 +293,9 @@ def test_every_launch_argument_reaches_the_node(tools_env: dict[str, str], launc
     dumped = yaml.safe_load(ros2(tools_env, "param dump /sim_server"))
     values = dumped["/sim_server"]["ros__parameters"]
     for name, value in PARAMETERS.items():
+        if name == "foxglove_record":
+            assert values[name].endswith("/run.mcap") and Path(values[name]).is_file()  # created at start
+            continue
         assert values[name] == value, name
     assert values["world_path"].endswith("share/sim_server/config/worlds/demo/world.yaml")
     assert ros2(tools_env, "param get /sim_server seed").strip() == "Integer value is: 7"

@@ -121,6 +121,8 @@ MAX_STEPS_PER_REQUEST = 10_000_000
 MAX_OVERLAPPING_FOOTPRINTS = 256
 #: Seeds of the noise sources (ROS integer parameters are int64; numpy takes them >= 0).
 SEED = Range(-1, 2**63 - 1)
+#: TCP ports (0: any free one).
+PORT = Range(0, 65535)
 
 # ------------------------------------------------------------------------------------ counts
 #: Beams of one laser scan.

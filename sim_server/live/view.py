@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 import foxglove
 from Box2D import b2
 from foxglove.channels import FrameTransformsChannel, LaserScanChannel, SceneUpdateChannel
+from foxglove.messages import SceneEntityDeletion, SceneEntityDeletionType, SceneUpdate
 
 from sim_server.core import limits
 from sim_server.live.scene import (
     CROWD_PREFIX, MODEL_PREFIX, body_frame, body_transforms, crowd_entity, deletions, laser_scan, layer_entity,
-    model_entity,
+    model_entity, stamp,
 )
 
 if TYPE_CHECKING:
@@ -109,7 +110,12 @@ class LiveView:
         self._writer = None
         try:
             if record is not None:
-                self._writer = foxglove.open_mcap(Path(record), allow_overwrite=True, context=self._context)
+                if Path(record).suffix.lower() != ".mcap":
+                    raise ValueError(f'record must name a file ending in .mcap, got "{record}"')
+                try:
+                    self._writer = foxglove.open_mcap(Path(record), allow_overwrite=True, context=self._context)
+                except Exception as exc:  # the SDK's error for a file it cannot create
+                    raise ValueError(f'cannot record to "{record}": {exc}') from None
             if port is not None:
                 try:
                     self.server = foxglove.start_server(
@@ -177,7 +183,7 @@ class LiveView:
         if gone:
             self._scene.log(deletions(sorted(gone), now), log_time=now)
         if entities:
-            self._scene.log(foxglove.messages.SceneUpdate(entities=entities), log_time=now)
+            self._scene.log(SceneUpdate(entities=entities), log_time=now)
 
     def _lasers(self) -> dict[int, tuple[Any, LaserScanChannel]]:
         """Every laser of the world with its channel (made on first sight, closed when it leaves)."""
@@ -199,8 +205,10 @@ class LiveView:
     def _send_scans(self, now: int) -> None:
         """Each laser's latest scan, where it made one since the last update (the lasers' own)."""
         for key, (plugin, channel) in self._lasers().items():
+            listening = channel.has_sinks()
+            plugin.view_listening = listening  # the laser scans for the view (on ROS, lasers scan for subscribers)
             made = getattr(plugin, "last_scan_ns", -1)
-            if made <= self._sent.get(key, -1) or plugin.last_ranges is None or not channel.has_sinks():
+            if made <= self._sent.get(key, -1) or plugin.last_ranges is None or not listening:
                 continue
             self._sent[key] = made
             scanner = plugin.scanner
@@ -208,11 +216,33 @@ class LiveView:
             channel.log(laser_scan(plugin.last_ranges, scanner.local_angles, body_frame(scanner.body), origin, made),
                         log_time=made)
 
+    def use_world(self, world: "World") -> None:
+        """Show ``world`` from now on instead (a server that loaded another world): clients
+        are told to delete everything they were shown, the new walls follow."""
+        if self._after_step in self.world.after_step_hooks:
+            self.world.after_step_hooks.remove(self._after_step)
+        for _, channel in self._scans.values():
+            channel.close()
+        self._scans.clear()
+        self._sent.clear()
+        self._shown = set()
+        self._walls_version = None
+        self._next_ns = 0
+        self.world = world
+        if self._scene.has_sinks():
+            now = int(world.time.time_ns)
+            self._scene.log(SceneUpdate(deletions=[SceneEntityDeletion(timestamp=stamp(now), type=SceneEntityDeletionType.All)]),
+                            log_time=now)
+        self._lasers()
+        world.after_step_hooks.append(self._after_step)
+
     # ------------------------------------------------------------------ the end
     def close(self) -> None:
         """Stop serving, finish the MCAP file (it stays readable) and leave the step loop."""
         if getattr(self, "_closed", True) is False:
             self._closed = True
+            for plugin, _ in self._scans.values():
+                plugin.view_listening = False
             if self._after_step in self.world.after_step_hooks:
                 self.world.after_step_hooks.remove(self._after_step)
         if self.server is not None:

@@ -128,6 +128,39 @@ SERVER_PARAMETERS: tuple[ParameterSpec, ...] = (
         "Load and unload the world's levels (and streamed layer tiles) as performers move; "
         "without it every entity is loaded.",
     ),
+    ParameterSpec(
+        "foxglove",
+        bool,
+        False,
+        "Serve a live view over the Foxglove WebSocket protocol (walls, models, people, scans, "
+        "transforms, sim time) on foxglove_address:foxglove_port.",
+    ),
+    ParameterSpec(
+        "foxglove_address",
+        str,
+        "127.0.0.1",
+        "Address the live view listens on: 127.0.0.1 serves this machine only; 0.0.0.0 every "
+        "network the machine is on (the protocol has no authentication).",
+        "an IP address or host name",
+    ),
+    ParameterSpec(
+        "foxglove_port", int, 8765, "TCP port of the live view (0: any free port, logged).", "0 to 65535", limits.PORT
+    ),
+    ParameterSpec(
+        "foxglove_rate",
+        float,
+        20.0,
+        "Live view updates (scene, transforms, scans) per second of sim time, in Hz.",
+        "Hz, > 0",
+        limits.RATE,
+    ),
+    ParameterSpec(
+        "foxglove_record",
+        str,
+        "",
+        "MCAP file to write the live view's channels to ('' records nothing); replaced if it exists.",
+        "a path ending in .mcap, or ''",
+    ),
 )
 
 PARAMETERS_BY_NAME: dict[str, ParameterSpec] = {spec.name: spec for spec in SERVER_PARAMETERS}

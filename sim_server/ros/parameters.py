@@ -42,6 +42,10 @@ class ServerParameters:
         start_paused: whether the world starts paused.
         enable_levels: stream levels as performers move (else every entity is loaded).
         resource_paths: folders (separated by ':') searched for model and world files.
+        foxglove: serve the live view (:class:`sim_server.live.LiveView`).
+        foxglove_address, foxglove_port: where it listens.
+        foxglove_rate: its updates per second of sim time (Hz).
+        foxglove_record: an MCAP file to write its channels to ("" for none).
     """
 
     world_path: str
@@ -56,6 +60,11 @@ class ServerParameters:
     start_paused: bool
     enable_levels: bool
     resource_paths: str
+    foxglove: bool = False
+    foxglove_address: str = "127.0.0.1"
+    foxglove_port: int = 8765
+    foxglove_rate: float = 20.0
+    foxglove_record: str = ""
 
 
 def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
@@ -97,7 +106,14 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         start_paused=_boolean(node, "start_paused"),
         enable_levels=_boolean(node, "enable_levels"),
         resource_paths=_text(node, "resource_paths"),
+        foxglove=_boolean(node, "foxglove"),
+        foxglove_address=_text(node, "foxglove_address"),
+        foxglove_port=_port(node),
+        foxglove_rate=_number(node, "foxglove_rate"),
+        foxglove_record=_text(node, "foxglove_record"),
     )
+    if params.foxglove_rate <= 0.0:
+        raise ConfigError(f'parameter "foxglove_rate" must be above 0 Hz, got {params.foxglove_rate!r}')
     return params
 
 
@@ -120,6 +136,13 @@ def _boolean(node: Node, name: str) -> bool:
     value = node.get_parameter(name).value
     if not isinstance(value, bool):
         raise ConfigError(f'parameter "{name}" must be true or false, got {value!r}')
+    return value
+
+
+def _port(node: Node) -> int:
+    value = node.get_parameter("foxglove_port").value
+    if isinstance(value, bool) or not isinstance(value, int) or not limits.PORT.contains(value):
+        raise ConfigError(f'parameter "foxglove_port" must be an integer 0 to 65535 (0: any free port), got {value!r}')
     return value
 
 

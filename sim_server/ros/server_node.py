@@ -28,6 +28,7 @@ from rclpy.executors import TimeoutException
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
+from sim_server.core.errors import ConfigError
 from sim_server.core.format.world_file import DEFAULT_POSITION_ITERATIONS, DEFAULT_VELOCITY_ITERATIONS, WorldSpec
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.timing.step_timing import Pacer, StepStatistics
@@ -85,6 +86,7 @@ class SimServerNode(Node):
         super().__init__(node_name, **node_kwargs)
         self.visualization: DebugVisualization | None = None
         self.world: World | None = None
+        self.live_view: Any = None  # sim_server.live.LiveView, when the foxglove parameters ask for one
         self._stop_requested = False
         self._log_handler = logging_bridge.attach(self)
         try:
@@ -110,6 +112,11 @@ class SimServerNode(Node):
         self._clock_wall: Callable[[], float] = time.monotonic  # the throttle's clock (tests replace it)
         self.world.after_step_hooks.insert(0, self._publish_clock)
         self.world.time.paused = self.params.start_paused
+        try:
+            self.live_view = self._live_view()
+        except Exception:
+            self.destroy_node()
+            raise
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
         self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
         self.standard_interface = self._standard_interface()
@@ -267,6 +274,8 @@ class SimServerNode(Node):
         self.world.close()
         self.world = new_world
         new_world.after_step_hooks.insert(0, self._publish_clock)
+        if self.live_view is not None:
+            self.live_view.use_world(new_world)
         for part in (self.world_services, self.world_control, self.state_datapacks, self.levels, self.pedestrians):
             part.use_world(new_world, loaded)
         self.world_services.set_paused(True)
@@ -445,8 +454,37 @@ class SimServerNode(Node):
         stats.reset()
         self._window_wall, self._window_sim_ns = now, self.world.time.time_ns
 
+    def _live_view(self):
+        """The live view the foxglove parameters ask for (None when they ask for none).
+
+        Raises:
+            ConfigError: an address, port or file it cannot use (one line).
+        """
+        params = self.params
+        if not params.foxglove and not params.foxglove_record:
+            return None
+        from sim_server.live import LiveView
+
+        try:
+            view = LiveView(
+                self.world, host=params.foxglove_address, port=params.foxglove_port if params.foxglove else None,
+                rate=params.foxglove_rate, record=params.foxglove_record or None,
+            )
+        except ValueError as error:
+            raise ConfigError(f"live view (parameters foxglove_*): {error}") from None
+        if view.url is not None:
+            self.get_logger().info(
+                f"live view: in Foxglove, open connection {view.url} (listening on {params.foxglove_address})"
+            )
+        if params.foxglove_record:
+            self.get_logger().info(f"live view: recording to {params.foxglove_record}")
+        return view
+
     def destroy_node(self) -> None:
         """Release markers, the world and the log bridge, then the node."""
+        if getattr(self, "live_view", None) is not None:
+            self.live_view.close()
+            self.live_view = None
         if self.visualization is not None:
             self.visualization.close()
             self.visualization = None

@@ -1,0 +1,78 @@
+"""The live view in the ROS node: off unless asked; with ``foxglove:=true`` a client of the
+protocol sees the world and the lasers scan for it though no ROS node subscribes;
+``foxglove_record`` writes MCAP; bad foxglove parameters stop the start with one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcap.reader import make_reader
+
+from sim_server.core.errors import ConfigError
+from test.conftest import REPO_ROOT
+from test.live.client import Client
+from test.ros.conftest import Harness, make_server
+
+CROWD_WORLD = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
+
+
+def test_off_unless_asked(ros_context) -> None:
+    h = Harness(ros_context, CROWD_WORLD)
+    try:
+        assert h.server.live_view is None
+    finally:
+        h.close()
+
+
+def test_a_client_sees_the_node_s_world_and_its_scans(ros_context) -> None:
+    h = Harness(ros_context, CROWD_WORLD, foxglove=True, foxglove_port=0)
+    try:
+        view = h.server.live_view
+        assert view.world is h.server.world and view.url.startswith("ws://localhost:")
+        client = Client(view.url)
+        try:
+            client.until(lambda: {"/scene", "/scan"} <= client.topics(), between=lambda: h.run_ticks(2))
+            client.subscribe("/scene", "/scan")
+            client.until(lambda: {"/scene", "/scan"} <= set(client.messages), between=lambda: h.run_ticks(5))
+        finally:
+            client.close()
+        ids = {entity.id for update in client.messages["/scene"] for entity in update.entities}
+        assert {"layer/2d", "model/cleaner1", "crowd/people"} <= ids
+        assert len(client.messages["/scan"][-1].ranges) == 1081  # scanned for the view: no ROS subscriber
+        assert client.times
+    finally:
+        h.close()
+
+
+def test_the_node_records_mcap_when_asked(ros_context, tmp_path: Path) -> None:
+    path = tmp_path / "run.mcap"
+    h = Harness(ros_context, CROWD_WORLD, foxglove_record=str(path))
+    try:
+        assert h.server.live_view.url is None  # recording only: no server
+        h.run_until(lambda: h.server.world.time.time_ns >= 500_000_000, "half a second of sim time")
+    finally:
+        h.close()
+    with path.open("rb") as stream:
+        summary = make_reader(stream).get_summary()
+    counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
+    assert counts["/scene"] >= 10 and counts["/tf"] >= 10 and counts["/scan"] >= 10
+
+
+@pytest.mark.parametrize(
+    ("params", "fault"),
+    [
+        ({"foxglove_port": 70000}, 'parameter "foxglove_port"'),
+        ({"foxglove_port": "8765"}, 'parameter "foxglove_port"'),
+        ({"foxglove_rate": 0.0}, 'parameter "foxglove_rate"'),
+        ({"foxglove_address": "256.0.0.1"}, "cannot serve"),
+        ({"foxglove_record": "/nonexistent/folder/run.mcap", "foxglove": False}, "cannot record"),
+        ({"foxglove_record": "run.bag", "foxglove": False}, ".mcap"),
+    ],
+)
+def test_bad_foxglove_parameters_stop_the_start_in_one_line(ros_context, params: dict, fault: str) -> None:
+    arguments = {"foxglove": True, "foxglove_port": 0, **params}
+    with pytest.raises(ConfigError) as raised:
+        make_server(ros_context, world_path=str(CROWD_WORLD), update_rate=0.0, show_viz=False, **arguments)
+    message = str(raised.value)
+    assert fault in message and "\n" not in message
