@@ -173,3 +173,26 @@ def test_bad_mcap_recordings_are_refused_in_one_line(tmp_path: Path, capsys, arg
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and fault in error[0] and "Traceback" not in error[0]
     assert not (tmp_path / "run.mcap").exists()
+
+
+def test_another_world_replaces_the_first_in_the_view(world: World, tmp_path: Path) -> None:
+    path = tmp_path / "run.mcap"
+    other = World.from_file(REPO_ROOT / "config" / "worlds" / "demo" / "world.yaml", step_size=STEP)
+    try:
+        with LiveView(world, port=None, record=path) as view:
+            world.step(20)
+            view.use_world(other)
+            assert view.world is other and view._after_step in other.after_step_hooks
+            assert view._after_step not in world.after_step_hooks
+            other.step(20)
+    finally:
+        other.close()
+    with path.open("rb") as stream:
+        updates = [message_class(schema.name, schema.data).FromString(message.data)
+                   for schema, _, message in make_reader(stream).iter_messages(topics=["/scene"], log_time_order=False)]
+    switch = next(i for i, update in enumerate(updates) if any(d.type == 1 for d in update.deletions))  # ALL
+    # (in the order written: the new world's sim time starts again at 0)
+    before = {e.id for update in updates[:switch] for e in update.entities}
+    after = {e.id for update in updates[switch:] for e in update.entities}
+    assert "crowd/people" in before and "crowd/people" not in after
+    assert any(i.startswith("layer/") for i in after) and any(i.startswith("model/") for i in after)
