@@ -1,0 +1,114 @@
+"""Clients that send garbage, lie about ids, send too much or too often: the view refuses them
+without harm to the step loop or to the other clients, and offers nothing beyond subscribing (no
+services, no client channels: nobody can change the simulation, read files or run code)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from websockets.sync.client import connect
+
+from sim_server.core import World
+from sim_server.live import LiveView
+from test.conftest import REPO_ROOT
+from test.live.client import SUBPROTOCOLS, Client
+
+CROWD_WORLD = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
+
+#: What hostile clients send, each as a list of frames (text or binary).
+ATTACKS = {
+    "not json": ["{{{ nope"],
+    "json of no operation": [json.dumps({"hello": "world"})],
+    "unknown operation": [json.dumps({"op": "runCode", "code": "import os; os.remove('/')"})],
+    "subscribe to channels that do not exist": [json.dumps({"op": "subscribe", "subscriptions": [{"id": 1, "channelId": 999999}]})],
+    "subscription ids of every kind": [json.dumps({"op": "subscribe", "subscriptions": [{"id": -1, "channelId": "x"}, {"id": 2**70, "channelId": None}]})],
+    "unsubscribe what was never subscribed": [json.dumps({"op": "unsubscribe", "subscriptionIds": [5, 6, 7]})],
+    "advertise a channel (client publish is not offered)": [json.dumps({"op": "advertise", "channels": [
+        {"id": 1, "topic": "/cmd_vel", "encoding": "json", "schemaName": "geometry_msgs/msg/Twist"}]})],
+    "call a service (none is offered)": [bytes([0x02]) + (1).to_bytes(4, "little") + (1).to_bytes(4, "little") + (4).to_bytes(4, "little") + b"json{}"],
+    "fetch an asset (a file of the server's)": [json.dumps({"op": "fetchAsset", "uri": "file:///etc/passwd", "requestId": 1})],
+    "binary garbage": [os.urandom(64), bytes([0xFF]) * 3, b""],
+    "a megabyte of text": ["x" * 1_000_000],
+    "a flood of subscriptions": [json.dumps({"op": "subscribe", "subscriptions": [{"id": k, "channelId": 1}]}) for k in range(2000)],
+}
+
+
+@pytest.fixture
+def world() -> World:
+    made = World.from_file(CROWD_WORLD, step_size=0.005)
+    yield made
+    made.close()
+
+
+def _hostile(url: str, frames: list) -> None:
+    """Send ``frames`` and read what comes back for a moment (the server may close the socket)."""
+    try:
+        with connect(url, subprotocols=SUBPROTOCOLS, open_timeout=10, max_size=2**24) as socket:
+            for frame in frames:
+                socket.send(frame)
+            for _ in range(20):
+                socket.recv(timeout=0.05)
+    except Exception:  # closed by the server, or nothing more to read: both are fine
+        pass
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_a_hostile_client_harms_neither_the_loop_nor_other_clients(world: World, attack: str) -> None:
+    with LiveView(world, port=0) as view:
+        assert not {"services", "clientPublish", "assets"} & set(_server_capabilities(view.url))
+        honest = Client(view.url)
+        try:
+            honest.until(lambda: "/scene" in honest.topics())
+            honest.subscribe("/scene")
+            _hostile(view.url, ATTACKS[attack])
+            before = world.time.iterations
+            honest.until(lambda: len(honest.messages.get("/scene", [])) >= 3, between=lambda: world.step(10))
+            assert world.time.iterations > before  # the loop went on
+            shown = {entity.id for update in honest.messages["/scene"] for entity in update.entities}
+            assert "layer/2d" in shown  # the honest client still sees the world
+        finally:
+            honest.close()
+
+
+def _server_capabilities(url: str) -> list[str]:
+    client = Client(url)
+    try:
+        return client.server_info["capabilities"]
+    finally:
+        client.close()
+
+
+def test_many_clients_at_once_are_served(world: World) -> None:
+    with LiveView(world, port=0) as view:
+        clients = [Client(view.url) for _ in range(8)]
+        try:
+            for client in clients:
+                client.until(lambda c=client: "/tf" in c.topics())
+                client.subscribe("/tf")
+            for client in clients:
+                client.until(lambda c=client: len(c.messages.get("/tf", [])) >= 2, between=lambda: world.step(10))
+        finally:
+            for client in clients:
+                client.close()
+
+
+def test_a_client_that_never_reads_does_not_hold_the_loop(world: World) -> None:
+    """A client subscribed to everything that reads nothing: the SDK drops its oldest messages
+    (the view keeps 256 per client); the world keeps stepping."""
+    with LiveView(world, port=0, rate=1000.0) as view:
+        with connect(view.url, subprotocols=SUBPROTOCOLS, open_timeout=10) as socket:
+            socket.recv(timeout=10)  # serverInfo
+            advertised = json.loads(socket.recv(timeout=10))
+            socket.send(json.dumps({"op": "subscribe", "subscriptions": [
+                {"id": k + 1, "channelId": channel["id"]} for k, channel in enumerate(advertised["channels"])]}))
+            honest = Client(view.url)
+            try:
+                honest.until(lambda: "/tf" in honest.topics())
+                honest.subscribe("/tf")
+                honest.until(lambda: len(honest.messages.get("/tf", [])) >= 5, between=lambda: world.step(200))
+            finally:
+                honest.close()
+            world.step(2000)  # 2,000 updates of the whole scene to a client that reads none
+    assert world.time.iterations >= 2000
