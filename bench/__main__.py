@@ -23,6 +23,8 @@ Scenarios:
   turning view, a camera's view around the driving cleaner) and a recording's frames a second.
 * ``crowds``: :mod:`bench.crowd_scenarios`: the office with 200 and 1,000 people (ROS node and
   in-process), the social force model beside pysocialforce and ORCA beside RVO2.
+* ``live_view``: :mod:`bench.live_view`: the benchmark world in-process without and with a live
+  view and one client subscribed to everything (the view's cost).
 * ``learning``: :mod:`bench.learning`: environment steps a second of the navigation task's
   vector environment with 1 to 256 worlds in one process on one core, beside Gymnasium's
   SyncVectorEnv of 64 single environments, and as 1 and 2 Ray actors of 64 worlds.
@@ -248,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     from bench import crowd_scenarios
 
     crowds = crowd_scenarios.run(args.seconds, args.quick)
+    from bench import live_view
+
+    viewing = live_view.run(args.seconds)
     from bench import learning
 
     learning_runs = [learning.run(args.seconds) for _ in range(args.repeats)]
@@ -312,6 +317,10 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             print(f"  {name:32} {m['ours_ms']:.2f} ms a step against {m['pysocialforce_ms']:.0f} ms ({m['ratio']:.0f}x)")
+    for name, m in viewing.items():
+        print(f"\n{name}: {m['rtf_without']:.1f}x real time without, {m['rtf_with']:.1f}x with "
+              f"(cost {100 * m['cost']:.1f} %); the client got {m['messages_per_s']:.0f} messages, "
+              f"{m['mib_per_s']:.2f} MiB a second")
     print("\nlearning, navigation task (environment steps a second, one core)")
     for name, m in training.items():
         alone = f" ({m['actors_steps_per_s']:.0f} in the actors alone)" if "actors_steps_per_s" in m else ""
@@ -333,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         "rendering": pictures,
         "rendering_runs": rendering_runs,
         "crowds": crowds,
+        "live_view": viewing,
         "learning": training,
         "learning_runs": learning_runs,
         "peak_rss_mib": peak_rss_mib,

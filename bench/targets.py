@@ -113,6 +113,8 @@ TARGETS: tuple[Target, ...] = (
     Target("social force vs pysocialforce", "x faster", 100.0, True,
            lambda r: r["crowds"]["social force vs pysocialforce"]["ratio"]),
     Target("ORCA vs RVO2 (pyrvo)", "x faster", 1.0, True, lambda r: r["crowds"]["ORCA vs RVO2"]["ratio"]),
+    Target("live view, one client, cost", "%", 10.0, False,
+           lambda r: 100.0 * r["live_view"]["live view, one client, benchmark world"]["cost"]),
     Target("crowd navigation, 64 worlds", "steps/s", 20_000.0, True,
            lambda r: r["learning"][CROWD_VECTOR_ENV]["steps_per_s"]),
     Target(

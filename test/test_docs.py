@@ -124,7 +124,7 @@ def test_mcap_commands_run_as_written(tmp_path) -> None:
     with out.open("rb") as stream:
         summary = make_reader(stream).get_summary()
     counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
-    assert counts["/scene"] == counts["/tf"] == 201 and counts["/scan"] == 200  # the first before any scan
+    assert counts["/scene"] == counts["/tf"] == 201 and counts["/scan"] == 800  # every scan of the 40 Hz laser
 
 
 def test_learning_examples_run_as_written() -> None:

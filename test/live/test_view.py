@@ -83,7 +83,7 @@ def test_nothing_is_built_for_nobody(world: World, monkeypatch) -> None:
     calls = []
     for name in ("layer_entity", "model_entity", "crowd_entity", "body_transforms", "laser_scan"):
         original = getattr(scene_module, name)
-        monkeypatch.setattr("sim_server.live.view." + name, lambda *a, _o=original, _n=name: calls.append(_n) or _o(*a))
+        monkeypatch.setattr("sim_server.live.feed." + name, lambda *a, _o=original, _n=name: calls.append(_n) or _o(*a))
     with LiveView(world, port=0):
         world.step(100)
     assert calls == []
@@ -99,7 +99,7 @@ def test_a_recording_holds_every_channel_and_replays_the_run(world: World, tmp_p
         topics = {channel.topic for channel in summary.channels.values()}
         assert topics == {"/scene", "/tf", "/scan"}
         counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
-        assert counts["/tf"] == counts["/scan"] == 20
+        assert counts["/tf"] == 20 and counts["/scan"] == 40  # every scan of the 40 Hz laser
         times = [message.log_time for _, _, message in reader.iter_messages(topics=["/tf"])]
     assert times == sorted(times) and times[0] == 5_000_000 and times[-1] == 955_000_000  # sim time (ns) after each step sent
 

@@ -1,0 +1,159 @@
+"""One stream of the live view: the channels of one Foxglove context (the server's, or an MCAP
+file's) and what goes on them, built from the world (see :mod:`sim_server.live.scene`).
+
+A :class:`Feed` sends an update (the scene, the transforms, each listened laser's newest scan)
+when asked, and new scans as the lasers make them. Nothing is built for a channel without sinks
+(no client subscribed, no file open).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import foxglove
+from Box2D import b2
+from foxglove.channels import FrameTransformsChannel, LaserScanChannel, SceneUpdateChannel
+from foxglove.messages import SceneEntityDeletion, SceneEntityDeletionType, SceneUpdate
+
+from sim_server.live.scene import (
+    CROWD_PREFIX, MODEL_PREFIX, body_frame, body_transforms, crowd_entity, deletions, laser_scan, layer_entity,
+    model_entity, stamp,
+)
+
+if TYPE_CHECKING:
+    from sim_server.core.world import World
+
+SCENE_TOPIC = "/scene"
+TF_TOPIC = "/tf"
+
+
+def _moves(model: Any) -> bool:
+    """Whether any body of ``model`` is not static (its footprints are sent on every update)."""
+    return any(body.physics_body.type != b2.staticBody for body in model.bodies.values())
+
+
+class SceneListener(foxglove.ServerListener):
+    """Hears of subscriptions: a new subscriber of the scene gets the walls again."""
+
+    def __init__(self) -> None:
+        self.new_scene_subscriber = threading.Event()
+
+    def on_subscribe(self, client: Any, channel: Any) -> None:
+        if channel.topic == SCENE_TOPIC:
+            self.new_scene_subscriber.set()
+
+
+class Feed:
+    """The channels of ``context`` fed from ``world``; ``listener`` (a server's) tells of new
+    scene subscribers."""
+
+    def __init__(self, world: "World", context: foxglove.Context, listener: SceneListener | None = None) -> None:
+        self.world = world
+        self._context = context
+        self._listener = listener
+        self._scene = SceneUpdateChannel(SCENE_TOPIC, context=context)
+        self._tf = FrameTransformsChannel(TF_TOPIC, context=context)
+        self._scans: dict[int, tuple[Any, LaserScanChannel]] = {}
+        self._shown: set[str] = set()
+        self._walls_version: int | None = None
+        #: The sim time (ns) of each laser's last scan sent, by the plugin's id.
+        self._sent: dict[int, int] = {}
+        #: The lasers somebody listens to, as the last update found them (id, plugin, channel).
+        self.listened: list[tuple[int, Any, LaserScanChannel]] = []
+        self._lasers()  # their channels are advertised from the start
+
+    def lasers(self) -> list[tuple[int, Any, LaserScanChannel]]:
+        """The lasers fed (the plugin's id, the plugin, its channel)."""
+        return [(key, plugin, channel) for key, (plugin, channel) in self._scans.items()]
+
+    def has_sinks(self) -> bool:
+        """Whether anybody listens to the scene (a client subscribed, a file open)."""
+        return self._scene.has_sinks()
+
+    def update(self) -> None:
+        """Send the scene, the transforms and the listened lasers' new scans now (each only where
+        somebody listens)."""
+        world = self.world
+        now = int(world.time.time_ns)
+        if self._scene.has_sinks():
+            self._send_scene(now)
+        if self._tf.has_sinks():
+            self._tf.log(body_transforms(world.models.values(), now), log_time=now)
+        self._send_scans()
+
+    def _send_scene(self, now: int) -> None:
+        world = self.world
+        entities = []
+        fresh = self._listener is not None and self._listener.new_scene_subscriber.is_set()
+        if fresh or self._walls_version != world.static_geometry_version:
+            if self._listener is not None:
+                self._listener.new_scene_subscriber.clear()
+            entities.extend(layer_entity(layer, now) for layer in world.layers)
+            self._walls_version = world.static_geometry_version
+            fresh = True
+        shown = set()
+        for model in world.models.values():
+            shown.add(MODEL_PREFIX + model.name)
+            if fresh or MODEL_PREFIX + model.name not in self._shown or _moves(model):
+                entities.append(model_entity(model, now))
+        for crowd in world.crowds:
+            shown.add(CROWD_PREFIX + crowd.name)
+            entities.append(crowd_entity(crowd.name, crowd.circles(), now))
+        gone = self._shown - shown
+        self._shown = shown
+        if gone:
+            self._scene.log(deletions(sorted(gone), now), log_time=now)
+        if entities:
+            self._scene.log(SceneUpdate(entities=entities), log_time=now)
+
+    def _lasers(self) -> dict[int, tuple[Any, LaserScanChannel]]:
+        """Every laser of the world with its channel (made on first sight, closed when it leaves)."""
+        present = {}
+        for model in self.world.models.values():
+            for plugin in self.world.plugins.plugins_of(model):
+                if hasattr(plugin, "scanner") and hasattr(plugin, "topic_name"):
+                    present[id(plugin)] = plugin
+        for key in list(self._scans):
+            if key not in present:
+                self._scans.pop(key)[1].close()
+                self._sent.pop(key, None)
+        for key, plugin in present.items():
+            if key not in self._scans:
+                topic = "/" + plugin.topic_name.lstrip("/")
+                self._scans[key] = (plugin, LaserScanChannel(topic, context=self._context))
+        return self._scans
+
+    def _send_scans(self) -> None:
+        """Find which lasers somebody listens to (:attr:`listened`), and send their new scans."""
+        self.listened = [(key, plugin, channel) for key, (plugin, channel) in self._lasers().items() if channel.has_sinks()]
+        self.send_new_scans()
+
+    def send_new_scans(self) -> None:
+        """The scans the listened lasers made since each one's last scan sent, once each."""
+        for key, plugin, channel in self.listened:
+            made = plugin.last_scan_ns
+            if made <= self._sent.get(key, -1) or plugin.last_ranges is None:
+                continue
+            self._sent[key] = made
+            scanner = plugin.scanner
+            origin = (scanner.origin.x, scanner.origin.y, scanner.origin.theta)
+            channel.log(laser_scan(plugin.last_ranges, scanner.local_angles, body_frame(scanner.body), origin, made),
+                        log_time=made)
+
+    def use_world(self, world: "World") -> None:
+        """Feed ``world`` from now on: listeners are told to delete everything they were shown,
+        the new walls follow."""
+        self.listened = []
+        for _, channel in self._scans.values():
+            channel.close()
+        self._scans.clear()
+        self._sent.clear()
+        self._shown = set()
+        self._walls_version = None
+        self.world = world
+        if self._scene.has_sinks():
+            now = int(world.time.time_ns)
+            everything = SceneEntityDeletion(timestamp=stamp(now), type=SceneEntityDeletionType.All)
+            self._scene.log(SceneUpdate(deletions=[everything]), log_time=now)
+        self._lasers()
