@@ -61,7 +61,30 @@ class Feed:
         self._sent: dict[int, int] = {}
         #: The lasers somebody listens to, as the last update found them (id, plugin, channel).
         self.listened: list[tuple[int, Any, LaserScanChannel]] = []
+        #: The models with a body that is not static (sent on every update), by name.
+        self._moving: set[str] = set()
+        #: Whether models came or left since the lasers and the moving models were found.
+        self._dirty = True
+        world.add_listener(self)
+        self._following = True
         self._lasers()  # their channels are advertised from the start
+
+    def on_model_added(self, model: Any) -> None:
+        """A model came: its lasers and bodies are looked at on the next update."""
+        self._dirty = True
+
+    def on_model_removed(self, model: Any) -> None:
+        """A model leaves: its lasers' channels close on the next update."""
+        self._dirty = True
+
+    def close(self) -> None:
+        """Stop following the world."""
+        if self._following:
+            self._following = False
+            try:
+                self.world.remove_listener(self)
+            except ValueError:  # a world closed already forgot its listeners
+                pass
 
     def lasers(self) -> list[tuple[int, Any, LaserScanChannel]]:
         """The lasers fed (the plugin's id, the plugin, its channel)."""
@@ -95,7 +118,7 @@ class Feed:
         shown = set()
         for model in world.models.values():
             shown.add(MODEL_PREFIX + model.name)
-            if fresh or MODEL_PREFIX + model.name not in self._shown or _moves(model):
+            if fresh or MODEL_PREFIX + model.name not in self._shown or model.name in self._moving:
                 entities.append(model_entity(model, now))
         for crowd in world.crowds:
             shown.add(CROWD_PREFIX + crowd.name)
@@ -108,7 +131,12 @@ class Feed:
             self._scene.log(SceneUpdate(entities=entities), log_time=now)
 
     def _lasers(self) -> dict[int, tuple[Any, LaserScanChannel]]:
-        """Every laser of the world with its channel (made on first sight, closed when it leaves)."""
+        """Every laser of the world with its channel (made on first sight, closed when it
+        leaves); looked for again only after models came or left."""
+        if not self._dirty:
+            return self._scans
+        self._dirty = False
+        self._moving = {model.name for model in self.world.models.values() if _moves(model)}
         present = {}
         for model in self.world.models.values():
             for plugin in self.world.plugins.plugins_of(model):
@@ -151,7 +179,11 @@ class Feed:
         self._sent.clear()
         self._shown = set()
         self._walls_version = None
+        self.close()
         self.world = world
+        world.add_listener(self)
+        self._following = True
+        self._dirty = True
         if self._scene.has_sinks():
             now = int(world.time.time_ns)
             everything = SceneEntityDeletion(timestamp=stamp(now), type=SceneEntityDeletionType.All)

@@ -205,6 +205,8 @@ class LiveView:
             self._stop_wanting_scans()
             if self._after_step in self.world.after_step_hooks:
                 self.world.after_step_hooks.remove(self._after_step)
+        for feed in self._feeds:
+            feed.close()
         if self.server is not None:
             self.server.stop()
             self.server = None

@@ -196,3 +196,18 @@ def test_another_world_replaces_the_first_in_the_view(world: World, tmp_path: Pa
     after = {e.id for update in updates[switch:] for e in update.entities}
     assert "crowd/people" in before and "crowd/people" not in after
     assert any(i.startswith("layer/") for i in after) and any(i.startswith("model/") for i in after)
+
+
+def test_a_model_spawned_later_brings_its_laser_s_channel(world: World, tmp_path: Path) -> None:
+    from sim_server.core import Pose2D
+
+    path = tmp_path / "run.mcap"
+    model_file = world.models["cleaner1"].spec.path
+    with LiveView(world, port=None, record=path):
+        world.step(20)
+        world.spawn_model(model_file, "second", "second", Pose2D(2.0, 2.0, 0.0))
+        world.step(40)
+    with path.open("rb") as stream:
+        summary = make_reader(stream).get_summary()
+    counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
+    assert counts["/second/scan"] >= 5 and counts["/scan"] >= 10
