@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from sim_server.core.errors import SimError, one_line
+from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT
 from sim_server.live.log import MCAP_SUFFIX, LogError, record_mcap
 from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record
 from sim_server.core.limits import STEP_SIZE
@@ -62,6 +63,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fps", type=float, default=10.0,
                         help="frames a second of the video, or updates a second of sim time of an .mcap (default 10)")
     parser.add_argument("--speed", type=float, default=1.0, help="sim seconds per second of video (default 1)")
+    parser.add_argument("--max-mib", type=int, default=DEFAULT_FILE_BYTES // 2**20,
+                        help=f"an .mcap: MiB of one file; then the next begins, run.1.mcap, ... (default {DEFAULT_FILE_BYTES // 2**20})")
+    parser.add_argument("--keep", type=int, default=DEFAULT_FILES_KEPT,
+                        help=f"an .mcap: the newest files kept (default {DEFAULT_FILES_KEPT})")
     parser.add_argument("--pixels", type=int, default=512, help="pixels on the picture's longer side (default 512)")
     parser.add_argument("--view", type=float, nargs=4, metavar=("X", "Y", "WIDTH", "HEIGHT"),
                         help="a fixed view: its centre and size, m (default: everything loaded at the start)")
@@ -278,9 +283,10 @@ def _record(args: argparse.Namespace, signals: Signals) -> int:
 
         if args.out.suffix.lower() == MCAP_SUFFIX:
             log = record_mcap(world, args.out, args.seconds, rate=args.fps, before_step=before_step if control else None,
-                              stop=lambda: bool(signals.received))
+                              stop=lambda: bool(signals.received), max_bytes=args.max_mib * 2**20, keep=args.keep)
             how = " (stopped early)" if log.interrupted else ""
-            print(f"wrote {log.path}: {log.updates} update(s) of the scene, transforms and scans over "
+            more = f" (and {', '.join(f.name for f in log.files[1:])})" if len(log.files) > 1 else ""
+            print(f"wrote {log.path}{more}: {log.updates} update(s) of the scene, transforms and scans over "
                   f"{log.sim_seconds:g} s of sim time in {log.wall_seconds:.1f} s{how}")
             return 0
         result: Recording = record(

@@ -261,6 +261,8 @@ PARAMETERS = {
     "foxglove_port": 0,
     "foxglove_rate": 10.0,
     "foxglove_record": "<tmp>/run.mcap",  # in the fixture's folder
+    "foxglove_record_max_mib": 64,
+    "foxglove_record_keep": 3,
 }
 
 

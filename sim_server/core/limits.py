@@ -123,6 +123,10 @@ MAX_OVERLAPPING_FOOTPRINTS = 256
 SEED = Range(-1, 2**63 - 1)
 #: TCP ports (0: any free one).
 PORT = Range(0, 65535)
+#: Bytes of one MCAP file of a recording before the next begins (1 MiB to 1 TiB).
+MCAP_FILE_BYTES = Range(2**20, 2**40, "bytes")
+#: Files of one recording kept (the newest).
+MCAP_FILES_KEPT = Range(1, 100_000)
 
 # ------------------------------------------------------------------------------------ counts
 #: Beams of one laser scan.

@@ -5,6 +5,7 @@
 * :mod:`.feed` -- one stream (a server's or a file's): its channels and what goes on them;
 * :mod:`.view` -- :class:`~.view.LiveView`: a Foxglove WebSocket server fed from the step loop,
   and the same channels written to an MCAP file;
+* :mod:`.files` -- MCAP files of bounded size, the newest kept;
 * :mod:`.log` -- a run recorded to MCAP (``python -m sim_server.record ... --out run.mcap``).
 """
 

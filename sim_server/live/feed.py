@@ -169,6 +169,11 @@ class Feed:
             channel.log(laser_scan(plugin.last_ranges, scanner.local_angles, body_frame(scanner.body), origin, made),
                         log_time=made)
 
+    def restart(self) -> None:
+        """The next update sends the whole scene again (a new file of a recording begins)."""
+        self._shown = set()
+        self._walls_version = None
+
     def use_world(self, world: "World") -> None:
         """Feed ``world`` from now on: listeners are told to delete everything they were shown,
         the new walls follow."""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from sim_server.core import limits
+from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, check_bounds, numbered
 from sim_server.live.view import LiveView
 
 if TYPE_CHECKING:
@@ -35,21 +36,24 @@ class LogError(Exception):
 class McapRecording:
     """What :func:`record_mcap` made: the file, the updates written (scene, transforms and new
     scans, ``rate`` a second of sim time), the sim and wall seconds it took, and whether a stop
-    request ended it early."""
+    request ended it early; with a size limit, every file kept (oldest first)."""
 
     path: Path
     updates: int
     sim_seconds: float
     wall_seconds: float
     interrupted: bool
+    files: list[Path]
 
 
 def record_mcap(
     world: "World", path: Path, seconds: float, *, rate: float = 20.0,
     before_step: Callable[["World"], None] | None = None, stop: Callable[[], bool] = lambda: False,
+    max_bytes: int = DEFAULT_FILE_BYTES, keep: int = DEFAULT_FILES_KEPT,
 ) -> McapRecording:
     """Step ``world`` for ``seconds`` of sim time, writing its live view's channels at ``rate``
-    Hz (sim time) to the MCAP file ``path``.
+    Hz (sim time) to the MCAP file ``path``; a file that holds ``max_bytes`` is followed by
+    ``<stem>.1.mcap``, ... and the ``keep`` newest stay (:mod:`sim_server.live.files`).
 
     Raises:
         LogError: the seconds, rate or file cannot be used (nothing is written then).
@@ -65,14 +69,20 @@ def record_mcap(
         raise LogError(f'"{path}": the folder "{path.parent}" does not exist')
     if path.exists() and not path.is_file():
         raise LogError(f'"{path}" exists and is not a regular file')
+    try:
+        check_bounds(max_bytes, keep)
+    except ValueError as error:
+        raise LogError(str(error)) from None
     partial = path.with_name(f".{path.stem}.partial-{os.getpid()}{path.suffix}")
     started = time.perf_counter()
     steps = int(round(seconds / world.time.step_size))
     start_ns = world.time.time_ns
     interrupted = False
+    view: LiveView | None = None
+    written: list[Path] = []
     try:
         try:
-            view = LiveView(world, port=None, rate=rate, record=partial)
+            view = LiveView(world, port=None, rate=rate, record=partial, record_max_bytes=max_bytes, record_keep=keep)
         except Exception as error:  # the SDK's error for a file it cannot open: one line
             raise LogError(f'"{path}" cannot be written: {error}') from None
         with view:
@@ -84,8 +94,13 @@ def record_mcap(
                 if before_step is not None:
                     before_step(world)
                 world.step()
-        os.replace(partial, path)
+        for number, file in view.record_files:
+            target = path if number == 0 else numbered(path, number)
+            os.replace(file, target)
+            written.append(target)
     finally:
-        partial.unlink(missing_ok=True)
+        for _, file in view.record_files if view is not None else []:
+            file.unlink(missing_ok=True)  # what a failed run left (those put in place are gone from here)
+    assert view is not None
     sim_seconds = (world.time.time_ns - start_ns) / 1e9
-    return McapRecording(path, view.updates, sim_seconds, time.perf_counter() - started, interrupted)
+    return McapRecording(written[0], view.updates, sim_seconds, time.perf_counter() - started, interrupted, written)

@@ -33,6 +33,7 @@ import foxglove
 
 from sim_server.core import limits
 from sim_server.live.feed import Feed, SceneListener
+from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, McapFiles, check_bounds
 
 if TYPE_CHECKING:
     from sim_server.core.timing.timekeeper import TimeKeeper
@@ -63,13 +64,17 @@ class LiveView:
             a second of wall time.
         record: an MCAP file to write the same channels to (replaced if it exists): ``rate``
             updates a second of sim time and every scan, however fast the run.
+        record_max_bytes: a recording's file holds about this many bytes; then the next begins
+            (``run.1.mcap``, ``run.2.mcap``, ...: :mod:`sim_server.live.files`).
+        record_keep: the newest files of a recording kept (older ones are deleted).
 
     Raises:
         ValueError: a port, rate, host or file that cannot be used (the message names it).
     """
 
     def __init__(self, world: "World", host: str = "127.0.0.1", port: int | None = DEFAULT_PORT,
-                 rate: float = DEFAULT_RATE, record: str | Path | None = None) -> None:
+                 rate: float = DEFAULT_RATE, record: str | Path | None = None,
+                 record_max_bytes: int = DEFAULT_FILE_BYTES, record_keep: int = DEFAULT_FILES_KEPT) -> None:
         if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535):
             raise ValueError(f"port must be an integer 0 to 65535 (0: any free port), got {port!r:.40}")
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not limits.RATE.contains(rate) or rate <= 0:
@@ -88,7 +93,7 @@ class LiveView:
         #: Updates sent so far (to clients or the file).
         self.updates = 0
         self.server = None
-        self._writer = None
+        self._files: McapFiles | None = None
         self._live: Feed | None = None
         self._log: Feed | None = None
         self._closed = True
@@ -96,11 +101,9 @@ class LiveView:
             if record is not None:
                 if Path(record).suffix.lower() != ".mcap":
                     raise ValueError(f'record must name a file ending in .mcap, got "{record}"')
+                check_bounds(record_max_bytes, record_keep)
                 context = foxglove.Context()
-                try:
-                    self._writer = foxglove.open_mcap(Path(record), allow_overwrite=True, context=context)
-                except Exception as exc:  # the SDK's error for a file it cannot create
-                    raise ValueError(f'cannot record to "{record}": {exc}') from None
+                self._files = McapFiles(Path(record), context, record_max_bytes, record_keep, self._restart_log)
                 self._log = Feed(world, context)
             if port is not None:
                 context = foxglove.Context()
@@ -130,6 +133,16 @@ class LiveView:
         return None if self.server is None else f"ws://localhost:{self.server.port}"
 
     @property
+    def record_files(self) -> list[tuple[int, Path]]:
+        """The files of the recording kept so far, oldest first, with their numbers (0: the
+        file named by ``record``; k: ``<stem>.<k>.mcap``); empty without a recording."""
+        return [] if self._files is None else list(zip(self._files.numbers, self._files.files))
+
+    def _restart_log(self) -> None:
+        if self._log is not None:
+            self._log.restart()
+
+    @property
     def _feeds(self) -> list[Feed]:
         return [feed for feed in (self._live, self._log) if feed is not None]
 
@@ -140,6 +153,7 @@ class LiveView:
             if log is not None:
                 log.update()
                 self.updates += 1
+                self._files.check()
             if live is not None and wall_clock() >= self._next_wall:
                 self._update_live()
             self._want_scans()
@@ -210,9 +224,8 @@ class LiveView:
         if self.server is not None:
             self.server.stop()
             self.server = None
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        if self._files is not None:
+            self._files.close()
 
     def __enter__(self) -> "LiveView":
         return self

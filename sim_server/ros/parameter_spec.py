@@ -161,6 +161,18 @@ SERVER_PARAMETERS: tuple[ParameterSpec, ...] = (
         "MCAP file to write the live view's channels to ('' records nothing); replaced if it exists.",
         "a path ending in .mcap, or ''",
     ),
+    ParameterSpec(
+        "foxglove_record_max_mib",
+        int,
+        1024,
+        "MiB of one file of the recording; then the next begins (run.1.mcap, run.2.mcap, ...).",
+        "1 to 1048576",
+        limits.Range(1, 2**20, "MiB"),
+    ),
+    ParameterSpec(
+        "foxglove_record_keep", int, 10, "Files of the recording kept: the newest (older ones are deleted).",
+        "1 to 100000", limits.MCAP_FILES_KEPT,
+    ),
 )
 
 PARAMETERS_BY_NAME: dict[str, ParameterSpec] = {spec.name: spec for spec in SERVER_PARAMETERS}

@@ -46,6 +46,8 @@ class ServerParameters:
         foxglove_address, foxglove_port: where it listens.
         foxglove_rate: its updates per second of sim time (Hz).
         foxglove_record: an MCAP file to write its channels to ("" for none).
+        foxglove_record_max_mib, foxglove_record_keep: the size of one file of the recording
+            (MiB) and the newest files kept.
     """
 
     world_path: str
@@ -65,6 +67,8 @@ class ServerParameters:
     foxglove_port: int = 8765
     foxglove_rate: float = 20.0
     foxglove_record: str = ""
+    foxglove_record_max_mib: int = 1024
+    foxglove_record_keep: int = 10
 
 
 def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
@@ -111,6 +115,8 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         foxglove_port=_port(node),
         foxglove_rate=_number(node, "foxglove_rate"),
         foxglove_record=_text(node, "foxglove_record"),
+        foxglove_record_max_mib=_integer(node, "foxglove_record_max_mib"),
+        foxglove_record_keep=_integer(node, "foxglove_record_keep"),
     )
     if params.foxglove_rate <= 0.0:
         raise ConfigError(f'parameter "foxglove_rate" must be above 0 Hz, got {params.foxglove_rate!r}')
@@ -136,6 +142,15 @@ def _boolean(node: Node, name: str) -> bool:
     value = node.get_parameter(name).value
     if not isinstance(value, bool):
         raise ConfigError(f'parameter "{name}" must be true or false, got {value!r}')
+    return value
+
+
+def _integer(node: Node, name: str) -> int:
+    value = node.get_parameter(name).value
+    within = PARAMETERS_BY_NAME[name].within
+    assert within is not None, f"parameter {name} has no range"
+    if isinstance(value, bool) or not isinstance(value, int) or not within.contains(value):
+        raise ConfigError(f'parameter "{name}" must be a whole number {within.describe()}, got {value!r}')
     return value
 
 

@@ -469,6 +469,7 @@ class SimServerNode(Node):
             view = LiveView(
                 self.world, host=params.foxglove_address, port=params.foxglove_port if params.foxglove else None,
                 rate=params.foxglove_rate, record=params.foxglove_record or None,
+                record_max_bytes=params.foxglove_record_max_mib * 2**20, record_keep=params.foxglove_record_keep,
             )
         except ValueError as error:
             raise ConfigError(f"live view (parameters foxglove_*): {error}") from None

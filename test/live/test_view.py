@@ -211,3 +211,41 @@ def test_a_model_spawned_later_brings_its_laser_s_channel(world: World, tmp_path
         summary = make_reader(stream).get_summary()
     counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
     assert counts["/second/scan"] >= 5 and counts["/scan"] >= 10
+
+
+def test_a_long_recording_is_cut_into_files_and_only_the_newest_are_kept(world: World, tmp_path: Path) -> None:
+    path = tmp_path / "run.mcap"
+    with LiveView(world, port=None, record=path, record_max_bytes=2**20, record_keep=3) as view:
+        world.step(8000)  # 40 s of sim time: about 7 MiB, compressed
+        numbers = [number for number, _ in view.record_files]
+    assert len(numbers) == 3 and numbers[0] >= 3 and numbers == list(range(numbers[0], numbers[0] + 3))
+    kept = sorted(tmp_path.glob("*.mcap"))
+    assert kept == sorted(tmp_path / f"run.{n}.mcap" for n in numbers)  # run.mcap and the older ones are gone
+    for file in kept:
+        assert file.stat().st_size < 2**20 + 2**20  # about the limit: one chunk at most beyond it
+        with file.open("rb") as stream:
+            reader = make_reader(stream)
+            first = next(reader.iter_messages(topics=["/scene"], log_time_order=False))
+            update = message_class(first[0].name, first[0].data).FromString(first[2].data)
+        assert "layer/2d" in {entity.id for entity in update.entities}  # each file replays alone
+
+
+@pytest.mark.parametrize(("arguments", "fault"), [
+    ({"record_max_bytes": 1000}, "size"), ({"record_max_bytes": 2.5e6}, "size"), ({"record_keep": 0}, "kept"),
+])
+def test_bad_recording_bounds_are_refused(world: World, tmp_path: Path, arguments: dict, fault: str) -> None:
+    with pytest.raises(ValueError, match=fault):
+        LiveView(world, port=None, record=tmp_path / "run.mcap", **arguments)
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_record_program_cuts_long_runs_into_files(tmp_path: Path, capsys) -> None:
+    from sim_server.record import main
+
+    out = tmp_path / "run.mcap"
+    assert main([str(CROWD_WORLD), "--seconds", "40", "--out", str(out), "--max-mib", "1", "--keep", "2"]) == 0
+    kept = sorted(path.name for path in tmp_path.glob("*.mcap"))
+    assert len(kept) == 2 and "run.mcap" not in kept
+    printed = capsys.readouterr().out
+    assert all(name in printed for name in kept), printed
+    assert not list(tmp_path.glob(".run.partial-*"))
