@@ -75,7 +75,7 @@ class LiveView:
     def __init__(self, world: "World", host: str = "127.0.0.1", port: int | None = DEFAULT_PORT,
                  rate: float = DEFAULT_RATE, record: str | Path | None = None,
                  record_max_bytes: int = DEFAULT_FILE_BYTES, record_keep: int = DEFAULT_FILES_KEPT) -> None:
-        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535):
+        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not limits.PORT.contains(port)):
             raise ValueError(f"port must be an integer 0 to 65535 (0: any free port), got {port!r:.40}")
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not limits.RATE.contains(rate) or rate <= 0:
             raise ValueError(f"rate must be above 0 and at most {limits.RATE.high:g} Hz, got {rate!r:.40}")

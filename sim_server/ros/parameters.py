@@ -112,7 +112,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         resource_paths=_text(node, "resource_paths"),
         foxglove=_boolean(node, "foxglove"),
         foxglove_address=_text(node, "foxglove_address"),
-        foxglove_port=_port(node),
+        foxglove_port=_integer(node, "foxglove_port", " (0: any free port)"),
         foxglove_rate=_number(node, "foxglove_rate"),
         foxglove_record=_text(node, "foxglove_record"),
         foxglove_record_max_mib=_integer(node, "foxglove_record_max_mib"),
@@ -145,19 +145,17 @@ def _boolean(node: Node, name: str) -> bool:
     return value
 
 
-def _integer(node: Node, name: str) -> int:
+def _integer(node: Node, name: str, hint: str = "") -> int:
+    """A whole-number parameter within its range (``hint`` said after the range)."""
     value = node.get_parameter(name).value
     within = PARAMETERS_BY_NAME[name].within
     assert within is not None, f"parameter {name} has no range"
     if isinstance(value, bool) or not isinstance(value, int) or not within.contains(value):
-        raise ConfigError(f'parameter "{name}" must be a whole number {within.describe()}, got {value!r}')
-    return value
-
-
-def _port(node: Node) -> int:
-    value = node.get_parameter("foxglove_port").value
-    if isinstance(value, bool) or not isinstance(value, int) or not limits.PORT.contains(value):
-        raise ConfigError(f'parameter "foxglove_port" must be an integer 0 to 65535 (0: any free port), got {value!r}')
+        unit = f" {within.unit}" if within.unit else ""
+        raise ConfigError(
+            f'parameter "{name}" must be a whole number from {int(within.low)} to {int(within.high)}{unit}{hint}, '
+            f"got {value!r}"
+        )
     return value
 
 
