@@ -63,6 +63,12 @@ class VelocityCommand:
                 self._subscription = node.create_subscription(Twist, self._topic, self._set, COMMAND_QUEUE_DEPTH)
 
     @property
+    def topic(self) -> str:
+        """The topic commands come on (in the model's namespace; a live view's clients publish
+        on it too)."""
+        return self._topic
+
+    @property
     def linear(self) -> float:
         """Commanded forward speed (m/s)."""
         return self._linear

@@ -11,6 +11,7 @@ the pages' own, which run here (``python -m sim_server.record``) or in test/test
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -51,6 +52,10 @@ def recording_commands() -> list[str]:
 
 def live_commands() -> list[str]:
     return re.findall(r"^python -m sim_server\.record .*$", page("live.md"), re.M)
+
+
+def serve_commands() -> list[str]:
+    return re.findall(r"^python -m sim_server\.serve .*$", page("live.md"), re.M)
 
 
 def run_python(code: str, cwd, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -125,6 +130,34 @@ def test_mcap_commands_run_as_written(tmp_path) -> None:
         summary = make_reader(stream).get_summary()
     counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
     assert counts["/scene"] == counts["/tf"] == 201 and counts["/scan"] == 800  # every scan of the 40 Hz laser
+
+
+def test_the_serve_command_runs_as_written(tmp_path) -> None:
+    """The live page's ``python -m sim_server.serve ...`` line, as written but on any free port
+    (8765 may be taken): a client sees the scene and can pause; Ctrl-C ends it with exit 0."""
+    from test.live.client import Client
+
+    commands = serve_commands()
+    assert len(commands) == 1
+    (tmp_path / "config").symlink_to(REPO_ROOT / "config")
+    process = subprocess.Popen([sys.executable, *commands[0].split()[1:], "--port", "0"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"ws://localhost:\d+", process.stdout.readline())
+        assert url, process.stderr.read()
+        client = Client(url.group(0))
+        try:
+            client.until(lambda: "/scene" in client.topics())
+            assert client.call("/pause", {})["success"]
+        finally:
+            client.close()
+        process.send_signal(signal.SIGINT)
+        said, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0 and "stopped at sim time" in said, err
 
 
 def test_learning_examples_run_as_written() -> None:
@@ -231,7 +264,7 @@ def test_readme_commands_are_those_the_tests_run() -> None:
     """Every shell command in the README is one of the pages' commands that the tests run, as
     written (comments aside), or ``make demo`` / ``make test``."""
     tested = {line.split("#")[0].strip() for marker in ROS2_MARKERS for line in readme_block(marker)}
-    tested |= set(recording_commands()) | set(live_commands())
+    tested |= set(recording_commands()) | set(live_commands()) | set(serve_commands())
     commands = bash_commands((REPO_ROOT / "README.md").read_text())
     assert MAKE_COMMANDS <= set(commands)
     untested = [command for command in commands if command not in tested | MAKE_COMMANDS]

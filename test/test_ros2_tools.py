@@ -259,6 +259,7 @@ PARAMETERS = {
     "foxglove": True,
     "foxglove_address": "127.0.0.1",
     "foxglove_port": 0,
+    "foxglove_control": False,
     "foxglove_rate": 10.0,
     "foxglove_record": "<tmp>/run.mcap",  # in the fixture's folder
     "foxglove_record_max_mib": 64,

@@ -148,6 +148,18 @@ MAX_NAME_LENGTH = 100
 MAX_YAML_BYTES = 64 * 1024 * 1024
 #: Characters of a description (of a world, a named pose, an entity).
 MAX_DESCRIPTION_CHARS = 4096
+#: Characters of a file path in a request (Linux's PATH_MAX).
+MAX_PATH_CHARS = 4096
+
+# ------------------------------------------------------------------------------------ the live view
+#: Bytes of one service request from a viewer (JSON).
+MAX_VIEW_REQUEST_BYTES = 64 * 1024
+#: Service requests from viewers waiting for the step loop; more are answered "busy".
+MAX_VIEW_REQUESTS_WAITING = 16
+#: Bytes of one message a viewer publishes (a velocity command, JSON).
+MAX_VIEW_MESSAGE_BYTES = 4096
+#: Channels all viewers may advertise at once (more are ignored).
+MAX_VIEW_CLIENT_CHANNELS = 256
 #: Bytes of one data file: a map image or a line segment file.
 MAX_DATA_FILE_BYTES = 512 * 1024 * 1024
 #: Pixels of one map image (width x height); 10,000 x 10,000 at most.

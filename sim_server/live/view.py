@@ -16,6 +16,13 @@ screen can, and the step loop does not pay for updates nobody could see):
   it was made;
 * sim time, through the protocol's time capability.
 
+Clients may also act on the simulation (unless ``control=False``): the services ``/spawn_model``,
+``/delete_model``, ``/move_model``, ``/pause``, ``/resume``, ``/step_world`` and
+``/reset_world`` (JSON, as the ROS node's: :mod:`sim_server.live.services`), and velocity
+commands published on a drive's topic (Foxglove's Teleop panel: :mod:`sim_server.live.teleop`).
+They are carried out by the thread that steps the world, in :meth:`LiveView.serve`, which
+:meth:`LiveView.run` and the ROS node call between steps; a loop of one's own calls it too.
+
 Nothing is built for a channel nobody listens to (no client subscribed and no MCAP file open);
 the SDK drops messages for a client that falls behind rather than holding the step loop.
 ``record=path`` also writes every channel to an MCAP file, which the Foxglove app replays: there
@@ -27,13 +34,19 @@ from __future__ import annotations
 
 from pathlib import Path
 from time import monotonic as wall_clock
-from typing import TYPE_CHECKING, Any
+from time import sleep as wall_sleep
+from typing import TYPE_CHECKING, Any, Callable
 
 import foxglove
+from foxglove.websocket import StatusLevel
 
 from sim_server.core import limits
+from sim_server.live.control import SimulationControl, WorldSimulation
 from sim_server.live.feed import Feed, SceneListener
 from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, McapFiles, check_bounds
+from sim_server.live.requests import Requests
+from sim_server.live.services import JSON, services
+from sim_server.live.teleop import Teleop
 
 if TYPE_CHECKING:
     from sim_server.core.timing.timekeeper import TimeKeeper
@@ -51,6 +64,29 @@ NANOSECONDS = 1_000_000_000
 #: time (a 40 Hz laser at 100x makes 4,000 scans a wall second) shows its newest scans, as a
 #: screen can, without spending the step loop's time on them. A recording keeps every scan.
 MAX_LIVE_SCANS_PER_SECOND = 50.0
+#: Wall seconds :meth:`LiveView.run` waits between two servings while the world is paused.
+PAUSED_TICK = 0.02
+
+
+class _Listener(SceneListener):
+    """The server's listener: subscriptions (for the scene) and clients' channels (for
+    :class:`~sim_server.live.teleop.Teleop`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.teleop: Teleop | None = None
+
+    def on_client_advertise(self, client: Any, channel: Any) -> None:
+        if self.teleop is not None:
+            self.teleop.advertised(client.id, channel.id, channel.topic, channel.encoding)
+
+    def on_client_unadvertise(self, client: Any, client_channel_id: int) -> None:
+        if self.teleop is not None:
+            self.teleop.unadvertised(client.id, client_channel_id)
+
+    def on_message_data(self, client: Any, client_channel_id: int, data: bytes) -> None:
+        if self.teleop is not None:
+            self.teleop.message(client.id, client_channel_id, data)
 
 
 class LiveView:
@@ -67,6 +103,10 @@ class LiveView:
         record_max_bytes: a recording's file holds about this many bytes; then the next begins
             (``run.1.mcap``, ``run.2.mcap``, ...: :mod:`sim_server.live.files`).
         record_keep: the newest files of a recording kept (older ones are deleted).
+        control: what clients may do: True (the default) the services and driving for ``world``
+            stepped in-process (:class:`~sim_server.live.control.WorldSimulation`), a
+            :class:`~sim_server.live.control.SimulationControl` of one's own (the ROS node's),
+            or False: clients only watch.
 
     Raises:
         ValueError: a port, rate, host or file that cannot be used (the message names it).
@@ -74,7 +114,8 @@ class LiveView:
 
     def __init__(self, world: "World", host: str = "127.0.0.1", port: int | None = DEFAULT_PORT,
                  rate: float = DEFAULT_RATE, record: str | Path | None = None,
-                 record_max_bytes: int = DEFAULT_FILE_BYTES, record_keep: int = DEFAULT_FILES_KEPT) -> None:
+                 record_max_bytes: int = DEFAULT_FILE_BYTES, record_keep: int = DEFAULT_FILES_KEPT,
+                 control: "bool | SimulationControl" = True) -> None:
         if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not limits.PORT.contains(port)):
             raise ValueError(f"port must be an integer 0 to 65535 (0: any free port), got {port!r:.40}")
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not limits.RATE.contains(rate) or rate <= 0:
@@ -97,6 +138,11 @@ class LiveView:
         self._live: Feed | None = None
         self._log: Feed | None = None
         self._closed = True
+        self._requests = Requests()
+        self._teleop: Teleop | None = None
+        self.control: SimulationControl | None = (
+            WorldSimulation(world) if control is True else None if control is False else control
+        )
         try:
             if record is not None:
                 if Path(record).suffix.lower() != ".mcap":
@@ -107,12 +153,18 @@ class LiveView:
                 self._log = Feed(world, context)
             if port is not None:
                 context = foxglove.Context()
-                listener = SceneListener()
+                listener = _Listener()
                 self._live = Feed(world, context, listener)
+                capabilities = [foxglove.Capability.Time]
+                acting = {}
+                if self.control is not None:
+                    listener.teleop = self._teleop = Teleop(world, self._tell_clients)
+                    capabilities += [foxglove.Capability.Services, foxglove.Capability.ClientPublish]
+                    acting = {"supported_encodings": [JSON], "services": services(self._requests, lambda: self.control)}
                 try:
                     self.server = foxglove.start_server(
-                        name="sim_server", host=host, port=port, capabilities=[foxglove.Capability.Time],
-                        server_listener=listener, context=context, message_backlog_size=CLIENT_BACKLOG,
+                        name="sim_server", host=host, port=port, capabilities=capabilities,
+                        server_listener=listener, context=context, message_backlog_size=CLIENT_BACKLOG, **acting,
                     )
                 except Exception as exc:  # the SDK's error for a port in use or a bad address
                     raise ValueError(f"cannot serve on {host}:{port}: {exc}") from None
@@ -137,6 +189,64 @@ class LiveView:
         """The files of the recording kept so far, oldest first, with their numbers (0: the
         file named by ``record``; k: ``<stem>.<k>.mcap``); empty without a recording."""
         return [] if self._files is None else list(zip(self._files.numbers, self._files.files))
+
+    def _tell_clients(self, text: str) -> None:
+        server = self.server
+        if server is not None:
+            server.publish_status(text, StatusLevel.Warning)
+
+    # ------------------------------------------------------------------ clients' requests
+    def serve(self) -> None:
+        """Carry out what clients asked for (services, velocity commands) and, while the world
+        is paused, keep clients up to date (a model moved, a new subscriber): call it between
+        steps, on the thread that steps the world."""
+        requests = self._requests
+        if requests.pending:
+            requests.serve()
+            if self._live is not None and self.control is not None and self.control.paused:
+                self._next_wall = 0.0  # show what the request changed now
+        if self._teleop is not None:
+            self._teleop.apply()
+        control = self.control
+        if isinstance(control, WorldSimulation) and control.steps.stepping:
+            control.steps.run()
+        if self._live is not None and self.world.time.paused and wall_clock() >= self._next_wall:
+            self._update_live()
+
+    def run(self, seconds: float | None = None, speed: float = 1.0, stop: "Callable[[], bool] | None" = None) -> None:
+        """Step the world at ``speed`` times real time (0: as fast as it can) for ``seconds``
+        of sim time (None: until ``stop()`` is true, or Ctrl-C), serving clients between steps;
+        while the world is paused (the ``/pause`` service, or ``world.time.paused``) it only
+        serves them (and steps ``/step_world`` asks for).
+
+        Raises:
+            ValueError: ``seconds`` or ``speed`` that cannot be used.
+        """
+        if seconds is not None and not limits.DURATION.contains(seconds):
+            raise ValueError(f"seconds must be {limits.DURATION.describe()} or None, got {seconds!r:.40}")
+        if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not limits.DYNAMICS_LIMIT.contains(speed):
+            raise ValueError(f"speed must be {limits.DYNAMICS_LIMIT.describe()} (0: as fast as it can), got {speed!r:.40}")
+        time = self.world.time
+        end_ns = None if seconds is None else time.time_ns + int(round(seconds * NANOSECONDS))
+        anchor_wall, anchor_ns = wall_clock(), time.time_ns
+        was_paused = time.paused
+        while not (stop is not None and stop()) and (end_ns is None or time.time_ns < end_ns) and not self._closed:
+            self.serve()
+            time = self.world.time  # a world replaced by use_world
+            if time.paused:
+                was_paused = True
+                wall_sleep(PAUSED_TICK)
+                continue
+            if was_paused:
+                was_paused = False
+                anchor_wall, anchor_ns = wall_clock(), time.time_ns
+            if speed > 0:
+                due = anchor_wall + (time.time_ns - anchor_ns) / NANOSECONDS / speed
+                ahead = due - wall_clock()
+                if ahead > 0:
+                    wall_sleep(min(ahead, PAUSED_TICK))
+                    continue
+            self.world.step()
 
     def _restart_log(self) -> None:
         if self._log is not None:
@@ -205,6 +315,10 @@ class LiveView:
         self._next_ns = 0
         self._next_wall = 0.0
         world.after_step_hooks.append(self._after_step)
+        if isinstance(self.control, WorldSimulation):
+            self.control.use_world(world)
+        if self._teleop is not None:
+            self._teleop.use_world(world)
 
     def _stop_wanting_scans(self) -> None:
         for feed in self._feeds:
@@ -219,6 +333,9 @@ class LiveView:
             self._stop_wanting_scans()
             if self._after_step in self.world.after_step_hooks:
                 self.world.after_step_hooks.remove(self._after_step)
+        self._requests.close()
+        if self._teleop is not None:
+            self._teleop.close()
         for feed in self._feeds:
             feed.close()
         if self.server is not None:

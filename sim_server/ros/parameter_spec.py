@@ -147,6 +147,13 @@ SERVER_PARAMETERS: tuple[ParameterSpec, ...] = (
         "foxglove_port", int, 8765, "TCP port of the live view (0: any free port, logged).", "0 to 65535", limits.PORT
     ),
     ParameterSpec(
+        "foxglove_control",
+        bool,
+        True,
+        "Let live view clients act as the services do (spawn, delete, move, pause, resume, "
+        "step_world, reset_world) and drive robots on their cmd_vel topics; false: they only watch.",
+    ),
+    ParameterSpec(
         "foxglove_rate",
         float,
         20.0,

@@ -44,6 +44,7 @@ class ServerParameters:
         resource_paths: folders (separated by ':') searched for model and world files.
         foxglove: serve the live view (:class:`sim_server.live.LiveView`).
         foxglove_address, foxglove_port: where it listens.
+        foxglove_control: whether its clients may act (services, cmd_vel) or only watch.
         foxglove_rate: its updates per second of sim time (Hz).
         foxglove_record: an MCAP file to write its channels to ("" for none).
         foxglove_record_max_mib, foxglove_record_keep: the size of one file of the recording
@@ -65,6 +66,7 @@ class ServerParameters:
     foxglove: bool = False
     foxglove_address: str = "127.0.0.1"
     foxglove_port: int = 8765
+    foxglove_control: bool = True
     foxglove_rate: float = 20.0
     foxglove_record: str = ""
     foxglove_record_max_mib: int = 1024
@@ -113,6 +115,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         foxglove=_boolean(node, "foxglove"),
         foxglove_address=_text(node, "foxglove_address"),
         foxglove_port=_integer(node, "foxglove_port", " (0: any free port)"),
+        foxglove_control=_boolean(node, "foxglove_control"),
         foxglove_rate=_number(node, "foxglove_rate"),
         foxglove_record=_text(node, "foxglove_record"),
         foxglove_record_max_mib=_integer(node, "foxglove_record_max_mib"),

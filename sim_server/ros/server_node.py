@@ -335,6 +335,8 @@ class SimServerNode(Node):
         try:
             running = self.context.ok()
             while running and not self._stop_requested and not (stop is not None and stop()):
+                if self.live_view is not None:
+                    self.live_view.serve()  # what its clients asked for, between steps
                 if self.paused:
                     if self.world_control.stepping:
                         self.world_control.run_queued_steps()
@@ -464,12 +466,14 @@ class SimServerNode(Node):
         if not params.foxglove and not params.foxglove_record:
             return None
         from sim_server.live import LiveView
+        from sim_server.ros.live_control import NodeSimulation
 
         try:
             view = LiveView(
                 self.world, host=params.foxglove_address, port=params.foxglove_port if params.foxglove else None,
                 rate=params.foxglove_rate, record=params.foxglove_record or None,
                 record_max_bytes=params.foxglove_record_max_mib * 2**20, record_keep=params.foxglove_record_keep,
+                control=NodeSimulation(self) if params.foxglove_control else False,
             )
         except ValueError as error:
             raise ConfigError(f"live view (parameters foxglove_*): {error}") from None

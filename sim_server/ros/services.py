@@ -15,7 +15,9 @@ from std_srvs.srv import Empty
 
 from sim_msgs.srv import DeleteModel, MoveModel, SpawnModel
 from sim_server.core.errors import RequestError, SimError, one_line
+from sim_server.core.geometry import Pose2D
 from sim_server.core.world import World
+from sim_server.live.control import WorldSimulation
 from sim_server.ros.conversions import pose2d_from_msg
 from sim_server.ros.world_user import WorldUser
 
@@ -60,6 +62,7 @@ class WorldServices(WorldUser):
         self._node = node
         self._world = world
         self._on_pause_changed = on_pause_changed
+        self._requests = WorldSimulation(world)
         #: How many times sim time was paused or resumed (each request counts, a repeated one too):
         #: the standard interface tells a STOPPED simulation from a PAUSED one by it.
         self.pause_requests = 0
@@ -72,29 +75,37 @@ class WorldServices(WorldUser):
             node.create_service(Empty, "toggle_pause", self._toggle_pause),
         ]
 
-    def _spawn_model(self, request: SpawnModel.Request, response: SpawnModel.Response) -> SpawnModel.Response:
-        def spawn() -> str:
-            self.check_world_loaded()
-            model = self._world.spawn_model(
-                request.yaml_path, request.name, request.ns, pose2d_from_msg(request.pose)
-            )
-            return f'spawned model "{model.name}" from "{model.spec.path}"'
+    def use_world(self, world: World, loaded: bool = True) -> None:
+        super().use_world(world, loaded)
+        self._requests.use_world(world)
 
-        return answer(response, spawn, f"spawn_model {quoted(request.name)}")
+    def spawn_model(self, yaml_path: str, name: str, namespace: str, pose: Pose2D) -> str:
+        """Add the model of ``yaml_path`` as ``name`` (SimError when it cannot be); returns
+        what was done."""
+        self.check_world_loaded()
+        return self._requests.spawn_model(yaml_path, name, namespace, pose)
+
+    def delete_model(self, name: str) -> str:
+        """Remove the model or pedestrian ``name``."""
+        return self._requests.delete_model(name)
+
+    def move_model(self, name: str, pose: Pose2D) -> str:
+        """Put the model ``name`` at ``pose``."""
+        return self._requests.move_model(name, pose)
+
+    def _spawn_model(self, request: SpawnModel.Request, response: SpawnModel.Response) -> SpawnModel.Response:
+        return answer(
+            response, lambda: self.spawn_model(request.yaml_path, request.name, request.ns, pose2d_from_msg(request.pose)),
+            f"spawn_model {quoted(request.name)}",
+        )
 
     def _delete_model(self, request: DeleteModel.Request, response: DeleteModel.Response) -> DeleteModel.Response:
-        def delete() -> str:
-            return f'deleted {self._world.delete_entity(request.name)} "{request.name}"'
-
-        return answer(response, delete, f"delete_model {quoted(request.name)}")
+        return answer(response, lambda: self.delete_model(request.name), f"delete_model {quoted(request.name)}")
 
     def _move_model(self, request: MoveModel.Request, response: MoveModel.Response) -> MoveModel.Response:
-        def move() -> str:
-            pose = pose2d_from_msg(request.pose)
-            self._world.move_model(request.name, pose)
-            return f'moved model "{request.name}" to ({pose.x:g}, {pose.y:g}, {pose.theta:g})'
-
-        return answer(response, move, f"move_model {quoted(request.name)}")
+        return answer(
+            response, lambda: self.move_model(request.name, pose2d_from_msg(request.pose)), f"move_model {quoted(request.name)}"
+        )
 
     def set_paused(self, paused: bool) -> None:
         """Pause or resume sim time (RequestError for resuming when no world is loaded)."""

@@ -14,9 +14,6 @@ real-time factor, step times, iterations, overruns and the paused flag about onc
 from __future__ import annotations
 
 import logging
-import time
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Callable
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -28,6 +25,7 @@ from sim_msgs.msg import WorldStats
 from sim_msgs.srv import StepWorld
 from sim_server.core import limits
 from sim_server.core.errors import RequestError
+from sim_server.core.timing.step_queue import STEP_SLICE, StepQueue, StepRequest
 from sim_server.core.timing.step_timing import StepStatistics
 from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND
 from sim_server.core.world import World
@@ -38,21 +36,16 @@ LOGGER = logging.getLogger("sim_server")
 
 #: Wall seconds between ~/stats messages.
 STATS_PUB_PERIOD = 1.0
-#: Wall seconds of stepping for queued step_world requests between two servings of callbacks.
-STEP_SLICE = 0.05
 
 
-@dataclass
-class _StepRequest:
-    """A queued step_world request: ``steps`` to do, ``done`` so far; ``future`` completes with
-    None when all are done, or with the reason they stopped."""
+class _StepRequest(StepRequest):
+    """A queued step_world request whose ``future`` completes with None when all steps are
+    done, or with the reason they stopped."""
 
-    steps: int
-    done: int = 0
-    future: Future = field(default_factory=Future)
-    on_step: Callable[[int], None] | None = None
-    #: Asked before each step: a reason to stop now (the request completes with it), or None.
-    stop_reason: Callable[[], str | None] | None = None
+    def __init__(self, steps: int, on_step: Callable[[int], None] | None = None,
+                 stop_reason: Callable[[], str | None] | None = None) -> None:
+        self.future = Future()
+        super().__init__(steps, self.future.set_result, on_step=on_step, stop_reason=stop_reason)
 
 
 class WorldControl(WorldUser):
@@ -68,7 +61,6 @@ class WorldControl(WorldUser):
     def __init__(self, node: Node, world: World, step_once: Callable[[], None], after_reset: Callable[[], None]) -> None:
         self._node = node
         self._world = world
-        self._step_once = step_once
         self._after_reset = after_reset
         self._services = [
             # Its own group: while a request awaits its steps, the node's default (mutually
@@ -82,7 +74,7 @@ class WorldControl(WorldUser):
         self.statistics = StepStatistics()
         self._window_wall: float | None = None
         self._window_sim_ns = 0
-        self._queued: deque[_StepRequest] = deque()
+        self._steps = StepQueue(step_once)
 
     def check_steps(self, steps: int) -> None:
         """RequestError unless ``steps`` can be queued now: 1 to the limit, the world paused
@@ -107,8 +99,12 @@ class WorldControl(WorldUser):
         called with the number done after each step; ``stop_reason`` before each, and a reason
         it gives ends the request there (a cancelled action)."""
         queued = _StepRequest(steps, on_step=on_step, stop_reason=stop_reason)
-        self._queued.append(queued)
+        self.queue(queued)
         return queued
+
+    def queue(self, request: StepRequest) -> None:
+        """Queue ``request`` (its steps checked with :meth:`check_steps`) for the server's loop."""
+        self._steps.add(request)
 
     def use_world(self, world: World, loaded: bool = True) -> None:
         """Step ``world`` from now on; steps queued for the world before are answered: stopped."""
@@ -157,37 +153,16 @@ class WorldControl(WorldUser):
     @property
     def stepping(self) -> bool:
         """Whether step_world requests wait for their steps."""
-        return bool(self._queued)
+        return self._steps.stepping
 
     def run_queued_steps(self, budget: float = STEP_SLICE) -> None:
         """Carry out queued step_world requests for about ``budget`` wall seconds."""
-        end = time.monotonic() + budget
-        queue = self._queued
-        while queue:
-            queued = queue[0]
-            while queued.done < queued.steps:
-                reason = queued.stop_reason() if queued.stop_reason is not None else None
-                if reason is not None:
-                    queue.popleft()
-                    queued.future.set_result(reason)
-                    break
-                self._step_once()
-                queued.done += 1
-                if queued.on_step is not None:
-                    queued.on_step(queued.done)
-                if time.monotonic() >= end and queued.done < queued.steps:
-                    return
-            else:
-                queue.popleft()
-                queued.future.set_result(None)
+        self._steps.run(budget)
 
     def abort_queued_steps(self, reason: str) -> int:
         """Answer every queued step_world request with ``reason`` (the world was resumed, ...);
         the answers go out when callbacks are served next. Returns how many were answered."""
-        count = len(self._queued)
-        while self._queued:
-            self._queued.popleft().future.set_result(reason)
-        return count
+        return self._steps.abort(reason)
 
     def _reset_world(self, request: Empty.Request, response: Empty.Response) -> Empty.Response:
         def reset() -> str:

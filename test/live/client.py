@@ -1,7 +1,10 @@
 """A client of the Foxglove WebSocket protocol for the tests, written from the protocol's
 specification (github.com/foxglove/ws-protocol), not from the server's code: JSON control
 messages, binary message data (opcode 1: subscription id, receive time, payload) and time
-(opcode 2), payloads decoded with the protobuf schemas the server advertises."""
+(opcode 2), payloads decoded with the protobuf schemas the server advertises; service calls
+(client opcode 2: service id, call id, encoding; answers with server opcode 3, or a
+``serviceCallFailure``) and client publish (``advertise``, then client opcode 1: channel id,
+payload)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ from websockets.sync.client import connect
 
 #: The subprotocols a client offers (the SDK's own and the published one).
 SUBPROTOCOLS = ["foxglove.sdk.v1", "foxglove.websocket.v1"]
-MESSAGE_DATA, TIME = 0x01, 0x02
+MESSAGE_DATA, TIME, SERVICE_RESPONSE = 0x01, 0x02, 0x03
+CLIENT_MESSAGE_DATA, SERVICE_CALL_REQUEST = 0x01, 0x02
 
 
 def message_class(schema_name: str, schema: bytes) -> Any:
@@ -38,8 +42,12 @@ class Client:
     channels: dict[int, dict] = field(default_factory=dict)
     messages: dict[str, list] = field(default_factory=dict)
     times: list[int] = field(default_factory=list)
+    services: dict[str, dict] = field(default_factory=dict)
+    answers: dict[int, Any] = field(default_factory=dict)
     _subscriptions: dict[int, dict] = field(default_factory=dict)
     _classes: dict[int, Any] = field(default_factory=dict)
+    statuses: list[dict] = field(default_factory=list)
+    _calls: int = 0
 
     def __post_init__(self) -> None:
         self._connection = connect(self.url, subprotocols=SUBPROTOCOLS, open_timeout=10)
@@ -69,6 +77,18 @@ class Client:
             elif message["op"] == "unadvertise":
                 for channel_id in message["channelIds"]:
                     self.channels.pop(channel_id, None)
+            elif message["op"] == "advertiseServices":
+                for service in message["services"]:
+                    self.services[service["name"]] = service
+            elif message["op"] == "serviceCallFailure":
+                self.answers[message["callId"]] = message
+            elif message["op"] == "status":
+                self.statuses.append(message)
+            return
+        if frame[0] == SERVICE_RESPONSE:
+            _, call_id, length = struct.unpack_from("<III", frame, 1)
+            assert frame[13:13 + length] == b"json"
+            self.answers[call_id] = json.loads(frame[13 + length:])
             return
         if frame[0] == TIME:
             self.times.append(struct.unpack_from("<Q", frame, 1)[0])
@@ -90,6 +110,35 @@ class Client:
                 self._handle(self.socket.recv(timeout=0.05))
             except TimeoutError:
                 between()
+
+    def call(self, service: str, request: Any, between: Callable[[], None] = lambda: None, encoding: str = "json",
+             timeout: float = 30.0) -> Any:
+        """Call ``service`` with ``request`` (a JSON-able object, or bytes sent as they are) and
+        return its answer (a dict; a ``serviceCallFailure`` message if it failed), calling
+        ``between`` (the step loop) while waiting."""
+        self.until(lambda: service in self.services, between, timeout)
+        self._calls += 1
+        call_id = self._calls
+        payload = request if isinstance(request, bytes) else json.dumps(request).encode()
+        header = struct.pack("<BIII", SERVICE_CALL_REQUEST, self.services[service]["id"], call_id, len(encoding))
+        self.socket.send(header + encoding.encode() + payload)
+        self.until(lambda: call_id in self.answers, between, timeout)
+        return self.answers.pop(call_id)
+
+    def advertise(self, topic: str, schema_name: str = "geometry_msgs/Twist", encoding: str = "json") -> int:
+        """Advertise a channel to publish on; returns its id."""
+        self._calls += 1
+        self.socket.send(json.dumps({"op": "advertise", "channels": [
+            {"id": self._calls, "topic": topic, "encoding": encoding, "schemaName": schema_name}]}))
+        return self._calls
+
+    def unadvertise(self, channel_id: int) -> None:
+        self.socket.send(json.dumps({"op": "unadvertise", "channelIds": [channel_id]}))
+
+    def publish(self, channel_id: int, message: Any) -> None:
+        """Publish ``message`` (a JSON-able object, or bytes sent as they are) on a channel."""
+        payload = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.socket.send(struct.pack("<BI", CLIENT_MESSAGE_DATA, channel_id) + payload)
 
     def close(self) -> None:
         self._connection.__exit__(None, None, None)

@@ -1,6 +1,7 @@
 """The live view in the ROS node: off unless asked; with ``foxglove:=true`` a client of the
-protocol sees the world and the lasers scan for it though no ROS node subscribes;
-``foxglove_record`` writes MCAP; bad foxglove parameters stop the start with one line."""
+protocol sees the world and the lasers scan for it though no ROS node subscribes, calls the
+node's services and drives its robot (unless ``foxglove_control:=false``); ``foxglove_record``
+writes MCAP; bad foxglove parameters stop the start with one line."""
 
 from __future__ import annotations
 
@@ -41,6 +42,47 @@ def test_a_client_sees_the_node_s_world_and_its_scans(ros_context) -> None:
         assert {"layer/2d", "model/cleaner1", "crowd/people"} <= ids
         assert len(client.messages["/scan"][-1].ranges) == 1081  # scanned for the view: no ROS subscriber
         assert client.times
+    finally:
+        h.close()
+
+
+def test_a_client_acts_as_the_node_s_services_do(ros_context) -> None:
+    h = Harness(ros_context, CROWD_WORLD, foxglove=True, foxglove_port=0)
+    try:
+        client = Client(h.server.live_view.url)
+        loop = lambda: h.run_ticks(2)  # noqa: E731
+        try:
+            assert client.call("/pause", {}, loop)["success"] and h.server.paused
+            iterations = h.server.world.time.iterations
+            stepped = client.call("/step_world", {"steps": 25}, loop)
+            assert stepped["success"] and h.server.world.time.iterations == iterations + 25, stepped
+            assert client.call("/move_model", {"name": "cleaner1", "pose": {"x": 14.0, "y": 1.0}}, loop)["success"]
+            assert h.server.world.models["cleaner1"].pose.x == 14.0
+            refused = client.call("/spawn_model", {"yaml_path": "/etc/passwd", "name": "p"}, loop)
+            assert not refused["success"] and "outside the folders" in refused["message"]
+            spawned = client.call("/spawn_model", {"yaml_path": "../demo/turtlebot.model.yaml", "name": "bot", "ns": "bot",
+                                                   "pose": {"x": 20.0}}, loop)
+            assert spawned["success"], spawned
+            assert client.call("/resume", {}, loop)["success"] and not h.server.paused
+            command = next(p.command for p in h.server.world.plugins.plugins_of(h.server.world.models["bot"])
+                           if getattr(p, "command", None))
+            client.publish(client.advertise("/bot/cmd_vel"), {"linear": {"x": 0.3}, "angular": {"z": 0.1}})
+            client.until(lambda: (command.linear, command.angular) == (0.3, 0.1), loop)
+            assert client.call("/reset_world", {}, loop)["success"] and "bot" not in h.server.world.models
+        finally:
+            client.close()
+    finally:
+        h.close()
+
+
+def test_foxglove_control_false_lets_clients_only_watch(ros_context) -> None:
+    h = Harness(ros_context, CROWD_WORLD, foxglove=True, foxglove_port=0, foxglove_control=False)
+    try:
+        client = Client(h.server.live_view.url)
+        try:
+            assert not {"services", "clientPublish"} & set(client.server_info["capabilities"])
+        finally:
+            client.close()
     finally:
         h.close()
 
