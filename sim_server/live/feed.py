@@ -17,8 +17,8 @@ from foxglove.channels import FrameTransformsChannel, LaserScanChannel, SceneUpd
 from foxglove.messages import SceneEntityDeletion, SceneEntityDeletionType, SceneUpdate
 
 from sim_server.live.scene import (
-    CROWD_PREFIX, MODEL_PREFIX, body_frame, body_transforms, crowd_entity, deletions, laser_scan, layer_entity,
-    model_entity, stamp,
+    CROWD_PREFIX, MODEL_PREFIX, crowd_entity, deletions, frame_transforms, laser_scan, layer_entity, model_entity,
+    planar_transforms, stamp,
 )
 
 if TYPE_CHECKING:
@@ -102,8 +102,15 @@ class Feed:
         if self._scene.has_sinks():
             self._send_scene(now)
         if self._tf.has_sinks():
-            self._tf.log(body_transforms(world.models.values(), now), log_time=now)
+            self._tf.log(frame_transforms(self.transforms(), now), log_time=now)
         self._send_scans()
+
+    def transforms(self) -> list[tuple[str, str, float, float, float]]:
+        """(parent, child, x, y, theta) of the tree now: ``map`` to every body, each laser's body
+        to its frame (frame names as the ROS node's)."""
+        lasers = [(plugin.body_frame_id, plugin.frame_id, (plugin.origin.x, plugin.origin.y, plugin.origin.theta))
+                  for plugin, _ in self._lasers().values()]
+        return planar_transforms(self.world.models.values(), lasers)
 
     def _send_scene(self, now: int) -> None:
         world = self.world
@@ -164,10 +171,7 @@ class Feed:
             if made <= self._sent.get(key, -1) or plugin.last_ranges is None:
                 continue
             self._sent[key] = made
-            scanner = plugin.scanner
-            origin = (scanner.origin.x, scanner.origin.y, scanner.origin.theta)
-            channel.log(laser_scan(plugin.last_ranges, scanner.local_angles, body_frame(scanner.body), origin, made),
-                        log_time=made)
+            channel.log(laser_scan(plugin.last_ranges, plugin.scanner.local_angles, plugin.frame_id, made), log_time=made)
 
     def restart(self) -> None:
         """The next update sends the whole scene again (a new file of a recording begins)."""

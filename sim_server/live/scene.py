@@ -9,10 +9,12 @@ Foxglove's 3D panel draws the world with no configuration:
   closed lines and circles as flat cylinders, in its bodies' colours; a model that leaves is
   deleted by id;
 * the pedestrians: an entity ``crowd/<name>`` per crowd, one flat orange cylinder per person;
-* each laser: its scans as :class:`~foxglove.messages.LaserScan`, in its body's frame at the
-  laser's origin, stamped when the laser made them;
-* transforms: ``map`` to each body (``<model>/<body>``), as
-  :class:`~foxglove.messages.FrameTransforms`.
+* each laser: its scans as :class:`~foxglove.messages.LaserScan`, in the laser's frame, stamped
+  when the laser made them;
+* transforms (:class:`~foxglove.messages.FrameTransforms`) with the frame names of the ROS
+  node's TF tree (the reference's rule: ``<namespace>_<body>``, the body's name alone in a model
+  without a namespace): ``map`` to each body where it is (ground truth), each laser's body to
+  the laser's frame.
 
 Functions here build messages only; :mod:`sim_server.live.view` decides when to send them.
 Units: metres, radians; stamps are sim time in nanoseconds.
@@ -29,6 +31,8 @@ from foxglove.messages import (
     Point3, Pose, Quaternion, SceneEntity, SceneEntityDeletion, SceneEntityDeletionType, SceneUpdate, Timestamp,
     Vector3,
 )
+
+from sim_server.core.format.entity_names import frame_id
 
 if TYPE_CHECKING:
     from sim_server.core.physics.layer import Layer
@@ -114,35 +118,35 @@ def deletions(ids: Iterable[str], time_ns: int) -> SceneUpdate:
     ])
 
 
-def body_transforms(models: Iterable["Model"], time_ns: int) -> FrameTransforms:
-    """``map`` to every body of ``models`` (frames ``<model>/<body>``), where they are now."""
+def planar_transforms(models: Iterable["Model"], fixed: Iterable[tuple[str, str, tuple[float, float, float]]]) -> (
+        list[tuple[str, str, float, float, float]]):
+    """(parent, child, x, y, theta) of ``map`` to every body of ``models`` where it is now (frames
+    as ROS names them) and of the ``fixed`` ones (parent, child, (x, y, theta): a laser's)."""
     transforms = []
-    when = stamp(time_ns)
     for model in models:
         for name, body in model.bodies.items():
             physics = body.physics_body
             x, y = physics.position
-            half = 0.5 * physics.angle
-            transforms.append(FrameTransform(
-                timestamp=when, parent_frame_id=WORLD_FRAME, child_frame_id=f"{model.name}/{name}",
-                translation=Vector3(x=float(x), y=float(y), z=0.0),
-                rotation=Quaternion(x=0.0, y=0.0, z=math.sin(half), w=math.cos(half)),
-            ))
-    return FrameTransforms(transforms=transforms)
+            transforms.append((WORLD_FRAME, frame_id(model.namespace, name), float(x), float(y), float(physics.angle)))
+    transforms.extend((parent, child, *pose) for parent, child, pose in fixed)
+    return transforms
 
 
-def laser_scan(ranges: np.ndarray, local_angles: np.ndarray, frame: str, origin: tuple[float, float, float],
-               time_ns: int) -> LaserScan:
+def frame_transforms(transforms: list[tuple[str, str, float, float, float]], time_ns: int) -> FrameTransforms:
+    """``transforms`` (from :func:`planar_transforms`) as Foxglove's message."""
+    when = stamp(time_ns)
+    return FrameTransforms(transforms=[
+        FrameTransform(timestamp=when, parent_frame_id=parent, child_frame_id=child,
+                       translation=Vector3(x=x, y=y, z=0.0),
+                       rotation=Quaternion(x=0.0, y=0.0, z=math.sin(0.5 * theta), w=math.cos(0.5 * theta)))
+        for parent, child, x, y, theta in transforms
+    ])
+
+
+def laser_scan(ranges: np.ndarray, local_angles: np.ndarray, frame: str, time_ns: int) -> LaserScan:
     """A scan of evenly spaced beams at ``local_angles`` (rad, laser frame) with ``ranges`` (m,
-    NaN for misses), made at ``time_ns`` by a laser at ``origin`` (x, y, theta) in ``frame``
-    (its body's)."""
+    NaN for misses), made at ``time_ns`` by a laser whose frame is ``frame``."""
     start = float(local_angles[0]) if len(local_angles) else 0.0
     end = float(local_angles[-1]) if len(local_angles) else 0.0
-    return LaserScan(timestamp=stamp(time_ns), frame_id=frame, pose=planar_pose(*origin), start_angle=start,
+    return LaserScan(timestamp=stamp(time_ns), frame_id=frame, pose=planar_pose(0.0, 0.0, 0.0), start_angle=start,
                      end_angle=end, ranges=np.asarray(ranges, dtype=np.float64).tolist(), intensities=[])
-
-
-def body_frame(body: Any) -> str:
-    """The frame of a model's Box2D body: ``<model>/<body>``."""
-    reference = body.userData
-    return f"{reference.entity.name}/{reference.body_name}"

@@ -45,7 +45,8 @@ def test_a_client_sees_walls_models_people_scans_transforms_and_time(world: Worl
     people = entities["crowd/people"].cylinders
     assert len(people) == world.crowd("people").people.count == 55
     transforms = client.messages["/tf"][-1].transforms
-    assert {t.child_frame_id for t in transforms} >= {"cleaner1/base"} and transforms[0].parent_frame_id == "map"
+    tree = {t.child_frame_id: t.parent_frame_id for t in transforms}  # as the ROS node names the frames
+    assert tree["base"] == "map" and tree["laser_front"] == "base"
     scan = client.messages["/scan"][-1]
     laser = world.plugins.find(world.models["cleaner1"], "laser_front") if _has(world, "laser_front") else _laser(world)
     assert len(scan.ranges) == laser.scanner.beam_count
@@ -74,14 +75,14 @@ def test_scans_are_the_lasers_own(world: World, tmp_path: Path) -> None:
         schema, _, message = next(make_reader(stream).iter_messages(topics=["/scan"]))
         scan = message_class(schema.name, schema.data).FromString(message.data)
     assert np.array_equal(np.array(scan.ranges), expected.astype(np.float64), equal_nan=True)
-    assert scan.frame_id == "cleaner1/" + laser.scanner.body.userData.body_name
+    assert scan.frame_id == laser.frame_id == "laser_front"  # the laser's frame, as on ROS
     assert (scan.timestamp.seconds * 10**9 + scan.timestamp.nanos, message.log_time) == (made, made)
-    assert scan.pose.position.x == pytest.approx(laser.origin.x)
+    assert scan.pose.position.x == 0.0
 
 
 def test_nothing_is_built_for_nobody(world: World, monkeypatch) -> None:
     calls = []
-    for name in ("layer_entity", "model_entity", "crowd_entity", "body_transforms", "laser_scan"):
+    for name in ("layer_entity", "model_entity", "crowd_entity", "frame_transforms", "laser_scan"):
         original = getattr(scene_module, name)
         monkeypatch.setattr("sim_server.live.feed." + name, lambda *a, _o=original, _n=name: calls.append(_n) or _o(*a))
     with LiveView(world, port=0):

@@ -40,6 +40,15 @@ def topic_problem(topic: str) -> str | None:
     return None
 
 
+def frame_id(namespace: str, name: str) -> str:
+    """The TF frame id of ``name`` (a body, a sensor's frame) in a model's ``namespace``, by the
+    reference's rule: ``<namespace>_<name>``, ``name`` alone without a namespace; a leading
+    ``/`` means global (``/map`` is ``map``)."""
+    if name.startswith("/"):
+        return name[1:]
+    return f"{namespace}_{name}" if namespace else name
+
+
 def frame_problem(frame: str) -> str | None:
     """Why ``frame`` cannot be a TF frame id, or None when it can."""
     if not frame or any(c.isspace() for c in frame) or len(frame) > 2 * MAX_NAME_LENGTH:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
+from sim_server.core.format.entity_names import frame_id
 from sim_server.core.geometry import Pose2D
 from sim_server.core.physics.world_view import WorldView
 from sim_server.core.timing.timekeeper import TimeKeeper
@@ -133,9 +134,7 @@ class PluginContext:
 
     def frame(self, name: str) -> str:
         """A TF frame id by the reference's rule: ``<ns>_<name>``; a leading ``/`` means global."""
-        if name.startswith("/"):
-            return name[1:]
-        return f"{self.namespace}_{name}" if self.namespace else name
+        return frame_id(self.namespace, name)
 
     def describe(self) -> str:
         """``plugin "laser" (type "Laser") of model "robot"`` for messages."""

@@ -25,6 +25,7 @@ from typing import Callable, Iterable
 
 from rclpy.node import Node
 
+from sim_server.core.format.entity_names import frame_id
 from sim_server.core.physics.model import Model
 from sim_server.core.world import World
 from sim_server.ros.tf_broadcast import existing_broadcaster
@@ -60,8 +61,7 @@ def chain_to_map(frame: str, claims_of: Callable[[str], Claims], visited: set[st
 def body_frame(model: Model, body_name: str) -> str:
     """The TF frame of a model's body by the plugins' rule: ``<namespace>_<body>``, or the
     body's name when the model has no namespace."""
-    namespace = model.namespace.strip("/")
-    return f"{namespace}_{body_name}" if namespace else body_name
+    return frame_id(model.namespace.strip("/"), body_name)
 
 
 class FrameLocks:
