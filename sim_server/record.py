@@ -31,6 +31,7 @@ from typing import Callable, Iterator
 from sim_server.core.errors import SimError, one_line
 from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT
 from sim_server.live.log import MCAP_SUFFIX, LogError, record_mcap
+from sim_server.live.view import RECORD_ENCODINGS
 from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record
 from sim_server.core.limits import STEP_SIZE
 from sim_server.rendering.renderer import MAX_PIXELS_SIDE, MIN_VIEW_SIZE, View
@@ -65,6 +66,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--speed", type=float, default=1.0, help="sim seconds per second of video (default 1)")
     parser.add_argument("--max-mib", type=int, default=DEFAULT_FILE_BYTES // 2**20,
                         help=f"an .mcap: MiB of one file; then the next begins, run.1.mcap, ... (default {DEFAULT_FILE_BYTES // 2**20})")
+    parser.add_argument("--encoding", choices=RECORD_ENCODINGS, default="foxglove",
+                        help="an .mcap: foxglove (the live view's messages, default) or ros2 (ROS 2 messages for "
+                             "/tf, /clock and the scans, which ROS tools read)")
     parser.add_argument("--keep", type=int, default=DEFAULT_FILES_KEPT,
                         help=f"an .mcap: the newest files kept (default {DEFAULT_FILES_KEPT})")
     parser.add_argument("--pixels", type=int, default=512, help="pixels on the picture's longer side (default 512)")
@@ -283,7 +287,8 @@ def _record(args: argparse.Namespace, signals: Signals) -> int:
 
         if args.out.suffix.lower() == MCAP_SUFFIX:
             log = record_mcap(world, args.out, args.seconds, rate=args.fps, before_step=before_step if control else None,
-                              stop=lambda: bool(signals.received), max_bytes=args.max_mib * 2**20, keep=args.keep)
+                              stop=lambda: bool(signals.received), max_bytes=args.max_mib * 2**20, keep=args.keep,
+                              encoding=args.encoding)
             how = " (stopped early)" if log.interrupted else ""
             more = f" (and {', '.join(f.name for f in log.files[1:])})" if len(log.files) > 1 else ""
             print(f"wrote {log.path}{more}: {log.updates} update(s) of the scene, transforms and scans over "

@@ -21,6 +21,7 @@ from pathlib import Path
 from sim_server.core.errors import SimError, one_line
 from sim_server.core.limits import STEP_SIZE
 from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT
+from sim_server.live.view import RECORD_ENCODINGS
 
 PROG = "python -m sim_server.serve"
 
@@ -36,6 +37,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--paused", action="store_true", help="start paused (then /resume or /step_world)")
     parser.add_argument("--watch-only", action="store_true", help="clients only watch: no services, no driving")
     parser.add_argument("--record", type=Path, default=None, help="also write the channels to this .mcap file")
+    parser.add_argument("--record-encoding", choices=RECORD_ENCODINGS, default="foxglove",
+                        help="foxglove (default) or ros2: ROS 2 messages for /tf, /clock and the scans")
     parser.add_argument("--record-max-mib", type=int, default=DEFAULT_FILE_BYTES // 2**20,
                         help=f"MiB of one file of the recording (default {DEFAULT_FILE_BYTES // 2**20})")
     parser.add_argument("--record-keep", type=int, default=DEFAULT_FILES_KEPT,
@@ -77,7 +80,7 @@ def _serve(args: argparse.Namespace, stopped) -> int:
         try:
             view = LiveView(world, host=args.host, port=args.port, rate=args.rate, record=args.record,
                             record_max_bytes=args.record_max_mib * 2**20, record_keep=args.record_keep,
-                            control=not args.watch_only)
+                            control=not args.watch_only, record_encoding=args.record_encoding)
         except ValueError as error:
             print(f"{PROG}: error: {error}", file=sys.stderr)
             return 2

@@ -262,6 +262,7 @@ PARAMETERS = {
     "foxglove_control": False,
     "foxglove_rate": 10.0,
     "foxglove_record": "<tmp>/run.mcap",  # in the fixture's folder
+    "foxglove_record_encoding": "ros2",
     "foxglove_record_max_mib": 64,
     "foxglove_record_keep": 3,
 }

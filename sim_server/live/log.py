@@ -48,11 +48,12 @@ class McapRecording:
 def record_mcap(
     world: "World", path: Path, seconds: float, *, rate: float = 20.0,
     before_step: Callable[["World"], None] | None = None, stop: Callable[[], bool] = lambda: False,
-    max_bytes: int = DEFAULT_FILE_BYTES, keep: int = DEFAULT_FILES_KEPT,
+    max_bytes: int = DEFAULT_FILE_BYTES, keep: int = DEFAULT_FILES_KEPT, encoding: str = "foxglove",
 ) -> McapRecording:
     """Step ``world`` for ``seconds`` of sim time, writing its live view's channels at ``rate``
     Hz (sim time) to the MCAP file ``path``; a file that holds ``max_bytes`` is followed by
-    ``<stem>.1.mcap``, ... and the ``keep`` newest stay (:mod:`sim_server.live.files`).
+    ``<stem>.1.mcap``, ... and the ``keep`` newest stay (:mod:`sim_server.live.files`);
+    ``encoding="ros2"`` writes ROS 2 messages where ROS has a type (``/tf``, ``/clock``, the scans).
 
     Raises:
         LogError: the seconds, rate or file cannot be used (nothing is written then).
@@ -75,7 +76,8 @@ def record_mcap(
     written: list[Path] = []
     try:
         try:  # it checks the rate and the bounds before it opens any file
-            view = LiveView(world, port=None, rate=rate, record=partial, record_max_bytes=max_bytes, record_keep=keep)
+            view = LiveView(world, port=None, rate=rate, record=partial, record_max_bytes=max_bytes, record_keep=keep,
+                            record_encoding=encoding)
         except ValueError as error:
             raise LogError(f'"{path}": {error}') from None
         with view:

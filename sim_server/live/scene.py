@@ -118,28 +118,38 @@ def deletions(ids: Iterable[str], time_ns: int) -> SceneUpdate:
     ])
 
 
-def planar_transforms(models: Iterable["Model"], fixed: Iterable[tuple[str, str, tuple[float, float, float]]]) -> (
-        list[tuple[str, str, float, float, float]]):
-    """(parent, child, x, y, theta) of ``map`` to every body of ``models`` where it is now (frames
-    as ROS names them) and of the ``fixed`` ones (parent, child, (x, y, theta): a laser's)."""
+#: A planar transform: parent frame, child frame, x, y (m), theta (rad) and whether the child is
+#: rolled over by pi (an upside-down laser).
+PlanarTransform = tuple[str, str, float, float, float, bool]
+
+
+def planar_transforms(models: Iterable["Model"], fixed: Iterable[PlanarTransform]) -> list[PlanarTransform]:
+    """``map`` to every body of ``models`` where it is now (frames as ROS names them), then the
+    ``fixed`` ones (a laser's)."""
     transforms = []
     for model in models:
         for name, body in model.bodies.items():
             physics = body.physics_body
             x, y = physics.position
-            transforms.append((WORLD_FRAME, frame_id(model.namespace, name), float(x), float(y), float(physics.angle)))
-    transforms.extend((parent, child, *pose) for parent, child, pose in fixed)
+            transforms.append((WORLD_FRAME, frame_id(model.namespace, name), float(x), float(y), float(physics.angle), False))
+    transforms.extend(fixed)
     return transforms
 
 
-def frame_transforms(transforms: list[tuple[str, str, float, float, float]], time_ns: int) -> FrameTransforms:
+def _rotation(theta: float, flipped: bool) -> Quaternion:
+    half = 0.5 * theta
+    if flipped:  # roll pi, then the yaw
+        return Quaternion(x=math.cos(half), y=math.sin(half), z=0.0, w=0.0)
+    return Quaternion(x=0.0, y=0.0, z=math.sin(half), w=math.cos(half))
+
+
+def frame_transforms(transforms: list[PlanarTransform], time_ns: int) -> FrameTransforms:
     """``transforms`` (from :func:`planar_transforms`) as Foxglove's message."""
     when = stamp(time_ns)
     return FrameTransforms(transforms=[
         FrameTransform(timestamp=when, parent_frame_id=parent, child_frame_id=child,
-                       translation=Vector3(x=x, y=y, z=0.0),
-                       rotation=Quaternion(x=0.0, y=0.0, z=math.sin(0.5 * theta), w=math.cos(0.5 * theta)))
-        for parent, child, x, y, theta in transforms
+                       translation=Vector3(x=x, y=y, z=0.0), rotation=_rotation(theta, flipped))
+        for parent, child, x, y, theta, flipped in transforms
     ])
 
 

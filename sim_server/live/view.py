@@ -64,6 +64,8 @@ NANOSECONDS = 1_000_000_000
 #: time (a 40 Hz laser at 100x makes 4,000 scans a wall second) shows its newest scans, as a
 #: screen can, without spending the step loop's time on them. A recording keeps every scan.
 MAX_LIVE_SCANS_PER_SECOND = 50.0
+#: How a recording encodes its messages (see :class:`LiveView`).
+RECORD_ENCODINGS = ("foxglove", "ros2")
 #: Wall seconds :meth:`LiveView.run` waits between two servings while the world is paused.
 PAUSED_TICK = 0.02
 
@@ -103,6 +105,9 @@ class LiveView:
         record_max_bytes: a recording's file holds about this many bytes; then the next begins
             (``run.1.mcap``, ``run.2.mcap``, ...: :mod:`sim_server.live.files`).
         record_keep: the newest files of a recording kept (older ones are deleted).
+        record_encoding: ``"foxglove"`` (the channels as clients get them) or ``"ros2"``: ROS 2
+            messages where ROS has a type (``/tf``, ``/clock``, the scans; the scene stays
+            ``foxglove.SceneUpdate``), which ROS tools read (:mod:`sim_server.live.feed`).
         control: what clients may do: True (the default) the services and driving for ``world``
             stepped in-process (:class:`~sim_server.live.control.WorldSimulation`), a
             :class:`~sim_server.live.control.SimulationControl` of one's own (the ROS node's),
@@ -115,7 +120,7 @@ class LiveView:
     def __init__(self, world: "World", host: str = "127.0.0.1", port: int | None = DEFAULT_PORT,
                  rate: float = DEFAULT_RATE, record: str | Path | None = None,
                  record_max_bytes: int = DEFAULT_FILE_BYTES, record_keep: int = DEFAULT_FILES_KEPT,
-                 control: "bool | SimulationControl" = True) -> None:
+                 control: "bool | SimulationControl" = True, record_encoding: str = "foxglove") -> None:
         if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not limits.PORT.contains(port)):
             raise ValueError(f"port must be an integer 0 to 65535 (0: any free port), got {port!r:.40}")
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not limits.RATE.contains(rate) or rate <= 0:
@@ -148,9 +153,11 @@ class LiveView:
                 if Path(record).suffix.lower() != ".mcap":
                     raise ValueError(f'record must name a file ending in .mcap, got "{record}"')
                 check_bounds(record_max_bytes, record_keep)
+                if record_encoding not in RECORD_ENCODINGS:
+                    raise ValueError(f"record_encoding must be one of {', '.join(RECORD_ENCODINGS)}, got {record_encoding!r:.40}")
                 context = foxglove.Context()
                 self._files = McapFiles(Path(record), context, record_max_bytes, record_keep, self._restart_log)
-                self._log = Feed(world, context)
+                self._log = Feed(world, context, ros2=record_encoding == "ros2")
             if port is not None:
                 context = foxglove.Context()
                 listener = _Listener()
@@ -287,7 +294,7 @@ class LiveView:
     def _want_scans(self) -> None:
         """Lasers scan for the view while a feed listens to them (on ROS, lasers otherwise scan
         only for subscribers)."""
-        listened = {key for feed in self._feeds for key, _, _ in feed.listened}
+        listened = {entry[0] for feed in self._feeds for entry in feed.listened}
         for feed in self._feeds:
             for key, plugin, _ in feed.lasers():
                 plugin.view_listening = key in listened

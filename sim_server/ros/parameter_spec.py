@@ -169,6 +169,14 @@ SERVER_PARAMETERS: tuple[ParameterSpec, ...] = (
         "a path ending in .mcap, or ''",
     ),
     ParameterSpec(
+        "foxglove_record_encoding",
+        str,
+        "foxglove",
+        "How the recording encodes messages: foxglove (as the live view sends them) or ros2 (ROS 2 "
+        "messages for /tf, /clock and the scans, which ROS tools read; the scene stays foxglove.SceneUpdate).",
+        "foxglove or ros2",
+    ),
+    ParameterSpec(
         "foxglove_record_max_mib",
         int,
         1024,

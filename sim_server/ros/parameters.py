@@ -47,6 +47,7 @@ class ServerParameters:
         foxglove_control: whether its clients may act (services, cmd_vel) or only watch.
         foxglove_rate: its updates per second of sim time (Hz).
         foxglove_record: an MCAP file to write its channels to ("" for none).
+        foxglove_record_encoding: "foxglove" or "ros2" (ROS 2 messages where ROS has a type).
         foxglove_record_max_mib, foxglove_record_keep: the size of one file of the recording
             (MiB) and the newest files kept.
     """
@@ -69,6 +70,7 @@ class ServerParameters:
     foxglove_control: bool = True
     foxglove_rate: float = 20.0
     foxglove_record: str = ""
+    foxglove_record_encoding: str = "foxglove"
     foxglove_record_max_mib: int = 1024
     foxglove_record_keep: int = 10
 
@@ -118,6 +120,7 @@ def declare_server_parameters(node: Node) -> ServerParameters:
         foxglove_control=_boolean(node, "foxglove_control"),
         foxglove_rate=_number(node, "foxglove_rate"),
         foxglove_record=_text(node, "foxglove_record"),
+        foxglove_record_encoding=_text(node, "foxglove_record_encoding"),
         foxglove_record_max_mib=_integer(node, "foxglove_record_max_mib"),
         foxglove_record_keep=_integer(node, "foxglove_record_keep"),
     )

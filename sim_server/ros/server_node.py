@@ -35,7 +35,7 @@ from sim_server.core.timing.step_timing import Pacer, StepStatistics
 from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
 from sim_server.ros import logging_bridge
-from sim_server.ros.conversions import clock_cdr
+from sim_server.live.ros2_messages import clock_cdr
 from sim_server.ros.executor import make_executor
 from sim_server.ros.levels import LevelsInterface
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters
@@ -474,6 +474,7 @@ class SimServerNode(Node):
                 rate=params.foxglove_rate, record=params.foxglove_record or None,
                 record_max_bytes=params.foxglove_record_max_mib * 2**20, record_keep=params.foxglove_record_keep,
                 control=NodeSimulation(self) if params.foxglove_control else False,
+                record_encoding=params.foxglove_record_encoding,
             )
         except ValueError as error:
             raise ConfigError(f"live view (parameters foxglove_*): {error}") from None

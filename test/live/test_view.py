@@ -105,6 +105,38 @@ def test_a_recording_holds_every_channel_and_replays_the_run(world: World, tmp_p
     assert times == sorted(times) and times[0] == 5_000_000 and times[-1] == 955_000_000  # sim time (ns) after each step sent
 
 
+def test_a_recording_in_ros2_encoding_is_what_ros_tools_read(world: World, tmp_path: Path) -> None:
+    """``record_encoding="ros2"``: /tf, /clock and the scans are ROS 2 messages (CDR, ros2msg
+    schemas) that mcap-ros2-support decodes: every scan as the laser made it, in its frame, the
+    tree as the ROS node names it; the scene stays Foxglove's."""
+    from mcap_ros2.decoder import DecoderFactory
+
+    path = tmp_path / "run.mcap"
+    laser = _laser(world)
+    made = []
+    with LiveView(world, port=None, record=path, rate=20.0, record_encoding="ros2"):
+        for _ in range(200):
+            world.step()
+            if laser.last_scan_ns >= 0 and (not made or made[-1][0] != laser.last_scan_ns):
+                made.append((laser.last_scan_ns, laser.last_ranges.copy()))
+    with path.open("rb") as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        channels = {c.topic: (c.message_encoding, reader.get_summary().schemas[c.schema_id].name)
+                    for c in reader.get_summary().channels.values()}
+        assert channels == {"/scene": ("protobuf", "foxglove.SceneUpdate"), "/tf": ("cdr", "tf2_msgs/msg/TFMessage"),
+                            "/clock": ("cdr", "rosgraph_msgs/msg/Clock"), "/scan": ("cdr", "sensor_msgs/msg/LaserScan")}
+        decoded = {topic: [(m.log_time, d) for _, _, m, d in reader.iter_decoded_messages(topics=[topic])]
+                   for topic in ("/tf", "/clock", "/scan")}
+    assert len(decoded["/scan"]) == len(made) == 40
+    for (log_time, scan), (made_ns, ranges) in zip(decoded["/scan"], made):
+        assert log_time == made_ns == scan.header.stamp.sec * 10**9 + scan.header.stamp.nanosec
+        assert scan.header.frame_id == "laser_front" and scan.angle_min == pytest.approx(laser.angle_min)
+        assert np.array_equal(np.array(scan.ranges, dtype=np.float32), ranges, equal_nan=True)
+    tree = {t.child_frame_id: t.header.frame_id for t in decoded["/tf"][-1][1].transforms}
+    assert (tree["base"], tree["laser_front"]) == ("map", "base") and set(tree.values()) == {"map", "base"}
+    assert [t for t, _ in decoded["/clock"]] == [m.clock.sec * 10**9 + m.clock.nanosec for _, m in decoded["/clock"]]
+
+
 def test_a_model_that_leaves_is_deleted(world: World, tmp_path: Path) -> None:
     path = tmp_path / "run.mcap"
     with LiveView(world, port=None, record=path):
@@ -135,6 +167,7 @@ def test_closing_leaves_the_step_loop_and_may_be_repeated(world: World) -> None:
         ({"rate": 0.0}, "rate"), ({"rate": math.inf}, "rate"), ({"rate": math.nan}, "rate"), ({"rate": "fast"}, "rate"),
         ({"host": ""}, "host"), ({"host": None}, "host"), ({"host": "x" * 300}, "host"),
         ({"port": None}, "port to serve on"), ({"host": "256.1.1.1", "port": 0}, "cannot serve"),
+        ({"port": None, "record": "never-made.mcap", "record_encoding": "cdr"}, "record_encoding"),
     ],
 )
 def test_bad_arguments_are_refused_naming_them(world: World, arguments: dict, fault: str) -> None:

@@ -101,6 +101,30 @@ def test_the_node_records_mcap_when_asked(ros_context, tmp_path: Path) -> None:
     assert counts["/scene"] >= 10 and counts["/tf"] >= 10 and counts["/scan"] >= 10
 
 
+def test_a_ros2_recording_holds_messages_rclpy_reads(ros_context, tmp_path: Path) -> None:
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import LaserScan
+    from tf2_msgs.msg import TFMessage
+
+    path = tmp_path / "run.mcap"
+    h = Harness(ros_context, CROWD_WORLD, foxglove_record=str(path), foxglove_record_encoding="ros2")
+    try:
+        h.run_until(lambda: h.server.world.time.time_ns >= 300_000_000, "0.3 s of sim time")
+        laser = next(p for p in h.server.world.plugins.plugins_of(h.server.world.models["cleaner1"]) if hasattr(p, "scanner"))
+        frame = laser.frame_id
+    finally:
+        h.close()
+    with path.open("rb") as stream:
+        messages = {}
+        for schema, channel, message in make_reader(stream).iter_messages(topics=["/scan", "/tf"]):
+            messages.setdefault(channel.topic, []).append((schema.name, message.data))
+    assert {name for name, _ in messages["/scan"]} == {"sensor_msgs/msg/LaserScan"}
+    scan = deserialize_message(messages["/scan"][-1][1], LaserScan)
+    assert scan.header.frame_id == frame and len(scan.ranges) == 1081
+    tree = {t.child_frame_id: t.header.frame_id for t in deserialize_message(messages["/tf"][-1][1], TFMessage).transforms}
+    assert tree[frame] == "base" and tree["base"] == "map"
+
+
 @pytest.mark.parametrize(
     ("params", "fault"),
     [
@@ -110,6 +134,7 @@ def test_the_node_records_mcap_when_asked(ros_context, tmp_path: Path) -> None:
         ({"foxglove_address": "256.0.0.1"}, "cannot serve"),
         ({"foxglove_record": "/nonexistent/folder/run.mcap", "foxglove": False}, "cannot record"),
         ({"foxglove_record": "run.bag", "foxglove": False}, ".mcap"),
+        ({"foxglove_record": "run.mcap", "foxglove_record_encoding": "protobuf", "foxglove": False}, "record_encoding"),
     ],
 )
 def test_bad_foxglove_parameters_stop_the_start_in_one_line(ros_context, params: dict, fault: str) -> None:
