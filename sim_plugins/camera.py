@@ -88,6 +88,10 @@ class Camera(ModelPlugin):
         self.last_image: np.ndarray | None = None
         #: Sim time (ns) of the last picture.
         self.last_time_ns: int | None = None
+        #: The topic of the pictures (in the model's namespace).
+        self.topic_name = self.context.topic(topic)
+        #: Whether a live view (sim_server.live) wants the pictures, whoever else listens.
+        self.view_listening = False
         self._publisher = None
         self._tf = None
         node = self.context.ros_node
@@ -113,8 +117,8 @@ class Camera(ModelPlugin):
         self._message = message
         if self.broadcast_tf:
             self._tf = broadcaster_for(node)
-            self._frame_tf = transform(self.body_frame_id, self.frame_id, self._frame_pose(), self.context.world.time.time_ns)
-            _look_down(self._frame_tf, self._frame_pose().theta)
+            self._frame_tf = transform(self.body_frame_id, self.frame_id, self.frame_pose(), self.context.world.time.time_ns)
+            _look_down(self._frame_tf, self.frame_pose().theta)
             if self.north_up:
                 self._tf.claim(self.frame_id, self.body_frame_id, self.context.describe())
             else:
@@ -141,7 +145,7 @@ class Camera(ModelPlugin):
         return ImageDatapack(name, self.frame_id, self.context.world.time.time_ns, width, height, DEPTH, image.tobytes())
 
     def _wanted(self) -> bool:
-        return self._publisher is None or self.always_publish or self._listened()
+        return self._publisher is None or self.always_publish or self.view_listening or self._listened()
 
     def after_physics_step(self, time: TimeKeeper) -> None:
         if not self.timer.check(time) or not self._wanted():
@@ -155,15 +159,16 @@ class Camera(ModelPlugin):
         message.data = image.tobytes()
         self._publisher.publish(message)
         if self.north_up and self._tf is not None:
-            pose = self._frame_pose()
+            pose = self.frame_pose()
             update = self._frame_tf
             self._set_stamp(update.header, time.time_ns)
             update.transform.translation.x, update.transform.translation.y = pose.x, pose.y
             _look_down(update, pose.theta)
             self._tf.send([update])
 
-    def _frame_pose(self) -> Pose2D:
-        """Where the camera's frame is on the body: at the origin, its x axis the picture's right."""
+    def frame_pose(self) -> Pose2D:
+        """Where the camera's frame is on the body now (m, rad): at the origin, its x axis the
+        picture's right, z into the ground (rolled over by pi)."""
         if self.north_up:  # the world's axes: turned back by the body's heading
             return Pose2D(self.origin.x, self.origin.y, -self.body.pose.theta)
         return Pose2D(self.origin.x, self.origin.y, self.origin.theta - 0.5 * math.pi)

@@ -58,6 +58,8 @@ class OdometryPublisher:
         self.context = context
         odom_topic = config.get_str("odom_pub", "odometry/filtered")
         truth_topic = config.get_str("ground_truth_pub", "odometry/ground_truth")
+        #: The topics of the noisy odometry and of the ground truth (in the model's namespace).
+        self.odom_topic, self.truth_topic = context.topic(odom_topic), context.topic(truth_topic)
         self.odom_frame_id = context.frame(config.get_str("odom_frame_id", "odom"))
         self.ground_truth_frame_id = config.get_str("ground_truth_frame_id", "map")
         self.child_frame_id = context.frame(body_name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Iterable
+from typing import Iterable, Sequence
 
 NANOSECONDS_PER_SECOND = 1_000_000_000
 #: The encapsulation header of CDR, little-endian.
@@ -24,7 +24,6 @@ _STAMP_CDR = struct.Struct("<iI")
 _COUNT_CDR = struct.Struct("<I")
 _SCAN_FIELDS_CDR = struct.Struct("<7f")
 _NO_INTENSITIES_CDR = _COUNT_CDR.pack(0)
-_TRANSFORM_CDR = struct.Struct("<7d")
 
 _SEPARATOR = "=" * 80
 _TIME = "int32 sec\nuint32 nanosec\n"
@@ -43,6 +42,23 @@ SCHEMAS = {
         "std_msgs/Header header\nfloat32 angle_min\nfloat32 angle_max\nfloat32 angle_increment\nfloat32 time_increment\n"
         "float32 scan_time\nfloat32 range_min\nfloat32 range_max\nfloat32[] ranges\nfloat32[] intensities\n",
         ("std_msgs/Header", _HEADER), ("builtin_interfaces/Time", _TIME),
+    ),
+    "sensor_msgs/msg/Image": _schema(
+        "std_msgs/Header header\nuint32 height\nuint32 width\nstring encoding\nuint8 is_bigendian\nuint32 step\n"
+        "uint8[] data\n",
+        ("std_msgs/Header", _HEADER), ("builtin_interfaces/Time", _TIME),
+    ),
+    "nav_msgs/msg/Odometry": _schema(
+        "std_msgs/Header header\nstring child_frame_id\ngeometry_msgs/PoseWithCovariance pose\n"
+        "geometry_msgs/TwistWithCovariance twist\n",
+        ("std_msgs/Header", _HEADER), ("builtin_interfaces/Time", _TIME),
+        ("geometry_msgs/PoseWithCovariance", "Pose pose\nfloat64[36] covariance\n"),
+        ("geometry_msgs/Pose", "Point position\nQuaternion orientation\n"),
+        ("geometry_msgs/Point", "float64 x\nfloat64 y\nfloat64 z\n"),
+        ("geometry_msgs/Quaternion", "float64 x 0\nfloat64 y 0\nfloat64 z 0\nfloat64 w 1\n"),
+        ("geometry_msgs/TwistWithCovariance", "Twist twist\nfloat64[36] covariance\n"),
+        ("geometry_msgs/Twist", "Vector3 linear\nVector3 angular\n"),
+        ("geometry_msgs/Vector3", "float64 x\nfloat64 y\nfloat64 z\n"),
     ),
     "tf2_msgs/msg/TFMessage": _schema(
         "geometry_msgs/TransformStamped[] transforms\n",
@@ -107,21 +123,78 @@ class LaserScanCdr:
         ))
 
 
+class _Writer:
+    """CDR little-endian, aligned from the end of the encapsulation header."""
+
+    def __init__(self) -> None:
+        self.out = bytearray(CDR_LITTLE_ENDIAN)
+
+    def align(self, size: int) -> None:
+        self.out += b"\x00" * (-(len(self.out) - len(CDR_LITTLE_ENDIAN)) % size)
+
+    def uint32(self, value: int) -> None:
+        self.align(4)
+        self.out += _COUNT_CDR.pack(value)
+
+    def header(self, stamp: bytes, frame: str) -> None:
+        self.align(4)
+        self.out += stamp
+        self.string(frame)
+
+    def string(self, text: str) -> None:
+        self.align(4)
+        self.out += _string(text)
+
+    def float64s(self, *values: float) -> None:
+        self.align(8)
+        self.out += struct.pack(f"<{len(values)}d", *values)
+
+    def raw(self, data: bytes) -> None:
+        self.out += data
+
+
+def _quaternion(theta: float, flipped: bool = False) -> tuple[float, float, float, float]:
+    """A yaw of ``theta`` (rad) as a quaternion (x, y, z, w); ``flipped``: rolled over by pi first."""
+    half = 0.5 * theta
+    return (math.cos(half), math.sin(half), 0.0, 0.0) if flipped else (0.0, 0.0, math.sin(half), math.cos(half))
+
+
 def tf_message_cdr(transforms: Iterable[tuple[str, str, float, float, float, bool]], time_ns: int) -> bytes:
     """A serialized tf2_msgs/TFMessage of planar ``transforms`` (parent, child, x, y, theta,
     flipped: rolled over by pi, as an upside-down laser), all stamped ``time_ns``."""
     stamp = stamp_cdr(time_ns)
     items = list(transforms)
-    out = bytearray(CDR_LITTLE_ENDIAN)
-    out += _COUNT_CDR.pack(len(items))
+    writer = _Writer()
+    writer.uint32(len(items))
     for parent, child, x, y, theta, flipped in items:
-        out += b"\x00" * (-(len(out) - 4) % 4)
-        out += stamp
-        out += _string(parent)
-        out += b"\x00" * (-(len(out) - 4) % 4)
-        out += _string(child)
-        out += b"\x00" * (-(len(out) - 4) % 8)  # float64s are 8-aligned (from after the header)
-        half = 0.5 * theta
-        rotation = (math.cos(half), math.sin(half), 0.0, 0.0) if flipped else (0.0, 0.0, math.sin(half), math.cos(half))
-        out += _TRANSFORM_CDR.pack(x, y, 0.0, *rotation)
-    return bytes(out)
+        writer.header(stamp, parent)
+        writer.string(child)
+        writer.float64s(x, y, 0.0, *_quaternion(theta, flipped))
+    return bytes(writer.out)
+
+
+def odometry_cdr(time_ns: int, frame: str, child: str, x: float, y: float, theta: float, vx: float, vy: float, wz: float,
+                 pose_covariance: Sequence[float], twist_covariance: Sequence[float]) -> bytes:
+    """A serialized nav_msgs/Odometry: a planar pose (m, rad) in ``frame`` and twist (m/s,
+    rad/s) of ``child``, with 36-number covariances."""
+    writer = _Writer()
+    writer.header(stamp_cdr(time_ns), frame)
+    writer.string(child)
+    writer.float64s(x, y, 0.0, *_quaternion(theta), *pose_covariance)
+    writer.float64s(vx, vy, 0.0, 0.0, 0.0, wz, *twist_covariance)
+    return bytes(writer.out)
+
+
+def image_cdr(time_ns: int, frame: str, pixels: bytes, width: int, height: int, encoding: str = "rgb8",
+              bytes_per_pixel: int = 3) -> bytes:
+    """A serialized sensor_msgs/Image of ``pixels`` (rows top to bottom)."""
+    writer = _Writer()
+    writer.header(stamp_cdr(time_ns), frame)
+    writer.uint32(height)
+    writer.uint32(width)
+    writer.string(encoding)
+    writer.raw(b"\x00")  # is_bigendian
+    writer.uint32(width * bytes_per_pixel)
+    writer.uint32(len(pixels))
+    writer.raw(pixels)
+    return bytes(writer.out)

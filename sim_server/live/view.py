@@ -292,12 +292,13 @@ class LiveView:
             self.updates += 1
 
     def _want_scans(self) -> None:
-        """Lasers scan for the view while a feed listens to them (on ROS, lasers otherwise scan
-        only for subscribers)."""
-        listened = {entry[0] for feed in self._feeds for entry in feed.listened}
+        """Lasers scan and cameras take pictures for the view while a feed listens to them (on
+        ROS they otherwise do only for subscribers)."""
+        listened = {id(source.plugin) for feed in self._feeds for source in feed.listened}
         for feed in self._feeds:
-            for key, plugin, _ in feed.lasers():
-                plugin.view_listening = key in listened
+            for source in feed.sensors():
+                if hasattr(source.plugin, "view_listening"):
+                    source.plugin.view_listening = id(source.plugin) in listened
 
     def publish(self) -> None:
         """Send sim time, the scene, the transforms and the new scans now (each only where
@@ -329,8 +330,9 @@ class LiveView:
 
     def _stop_wanting_scans(self) -> None:
         for feed in self._feeds:
-            for _, plugin, _ in feed.lasers():
-                plugin.view_listening = False
+            for source in feed.sensors():
+                if hasattr(source.plugin, "view_listening"):
+                    source.plugin.view_listening = False
 
     # ------------------------------------------------------------------ the end
     def close(self) -> None:

@@ -33,6 +33,20 @@ def message_class(schema_name: str, schema: bytes) -> Any:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(schema_name))
 
 
+def decoder(channel: dict) -> Callable[[bytes], Any]:
+    """The decoder of an advertised channel's messages: protobuf classes from the schema, or
+    ROS 2 CDR through mcap-ros2-support's decoder of the ros2msg schema."""
+    if channel["encoding"] == "protobuf":
+        assert channel["schemaEncoding"] == "protobuf"
+        return message_class(channel["schemaName"], base64.b64decode(channel["schema"])).FromString
+    assert (channel["encoding"], channel["schemaEncoding"]) == ("cdr", "ros2msg"), channel
+    from mcap.records import Schema
+    from mcap_ros2.decoder import DecoderFactory
+
+    schema = Schema(id=channel["id"], name=channel["schemaName"], encoding="ros2msg", data=channel["schema"].encode())
+    return DecoderFactory().decoder_for("cdr", schema)
+
+
 @dataclass
 class Client:
     """A connected client: what the server said and sent, by topic."""
@@ -96,9 +110,8 @@ class Client:
             subscription, _ = struct.unpack_from("<IQ", frame, 1)
             channel = self._subscriptions[subscription]
             if subscription not in self._classes:
-                assert channel["encoding"] == "protobuf" and channel["schemaEncoding"] == "protobuf"
-                self._classes[subscription] = message_class(channel["schemaName"], base64.b64decode(channel["schema"]))
-            self.messages.setdefault(channel["topic"], []).append(self._classes[subscription].FromString(frame[13:]))
+                self._classes[subscription] = decoder(channel)
+            self.messages.setdefault(channel["topic"], []).append(self._classes[subscription](frame[13:]))
 
     def until(self, done: Callable[[], bool], between: Callable[[], None] = lambda: None, timeout: float = 20.0) -> None:
         """Read what comes, calling ``between`` (a few steps of the world) whenever nothing is

@@ -4,6 +4,7 @@ packages' definitions, which mcap-ros2-support decodes our bytes with."""
 
 from __future__ import annotations
 
+import math
 from array import array
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
 from tf2_msgs.msg import TFMessage
 
-from sim_server.live.ros2_messages import SCHEMAS, LaserScanCdr, clock_cdr, stamp_cdr, tf_message_cdr
+from sim_server.live.ros2_messages import (
+    SCHEMAS, LaserScanCdr, clock_cdr, image_cdr, odometry_cdr, stamp_cdr, tf_message_cdr,
+)
 
 
 @pytest.mark.parametrize("time_ns", [0, 5_000_000, 1_999_999_999, 123 * 10**9 + 456, 2**31 * 10**9 - 1])
@@ -123,3 +126,31 @@ def test_mcap_ros2_support_decodes_our_messages_with_our_schemas() -> None:
     assert scan.header.frame_id == "laser" and np.array_equal(np.array(scan.ranges, dtype=np.float32), ranges, equal_nan=True)
     tf = decode("tf2_msgs/msg/TFMessage", tf_message_cdr([("map", "base", 1.0, 2.0, 0.5, False)], 9))
     assert tf.transforms[0].child_frame_id == "base" and tf.transforms[0].transform.translation.y == 2.0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_odometry_and_image_cdr_are_what_rclpy_reads_and_as_long_as_it_writes(seed: int) -> None:
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import Image
+
+    rng = np.random.default_rng(seed)
+    frame, child = "odom"[: int(rng.integers(1, 5))], "robot_base_link"[: int(rng.integers(1, 16))]
+    values = [float(v) for v in rng.normal(size=6)]
+    covariances = [float(v) for v in rng.uniform(0, 1, 72)]
+    time_ns = int(rng.integers(0, 2**31 * 10**9))
+    serialized = odometry_cdr(time_ns, frame, child, *values, covariances[:36], covariances[36:])
+    odometry = deserialize_message(serialized, Odometry)
+    assert (odometry.header.frame_id, odometry.child_frame_id) == (frame, child)
+    assert odometry.header.stamp.sec * 10**9 + odometry.header.stamp.nanosec == time_ns
+    pose, twist = odometry.pose.pose, odometry.twist.twist
+    assert (pose.position.x, pose.position.y, twist.linear.x, twist.linear.y, twist.angular.z) == tuple(values[:2] + values[3:])
+    assert np.isclose(2 * math.atan2(pose.orientation.z, pose.orientation.w), values[2]) or abs(values[2]) > math.pi
+    assert list(odometry.pose.covariance) + list(odometry.twist.covariance) == covariances
+    assert len(serialized) == len(serialize_message(odometry))
+
+    width, height = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    pixels = rng.integers(0, 256, width * height * 3, dtype=np.uint8).tobytes()
+    serialized = image_cdr(time_ns, child, pixels, width, height)
+    image = deserialize_message(serialized, Image)
+    assert (image.width, image.height, image.encoding, image.step, bytes(image.data)) == (width, height, "rgb8", 3 * width, pixels)
+    assert len(serialized) == len(serialize_message(image))

@@ -5,6 +5,7 @@ arguments are refused with a message."""
 from __future__ import annotations
 
 import math
+from importlib import import_module
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,24 @@ def test_a_client_sees_walls_models_people_scans_transforms_and_time(world: Worl
     assert client.times and client.times[-1] <= world.time.time_ns  # sim time, never ahead
 
 
+def test_a_client_sees_the_camera_s_pictures_and_the_odometry(world: World) -> None:
+    camera = next(p for p in world.plugins.plugins_of(world.models["cleaner1"]) if hasattr(p, "last_image"))
+    topics = ("/image_raw", "/odometry/filtered", "/odometry/ground_truth")
+    with LiveView(world, port=0) as view:
+        client = Client(view.url)
+        try:
+            client.until(lambda: set(topics) <= client.topics())
+            client.subscribe(*topics)
+            client.until(lambda: set(topics) <= set(client.messages), between=lambda: world.step(10))
+        finally:
+            client.close()
+    image = client.messages["/image_raw"][-1]
+    assert (image.height, image.width, image.encoding, image.frame_id) == (*camera.last_image.shape[:2], "rgb8", camera.frame_id)
+    odometry = client.messages["/odometry/filtered"][-1]  # nav_msgs/Odometry (CDR): Foxglove draws it
+    assert odometry.header.frame_id == "map" and odometry.child_frame_id == "base"  # the cleaner's odom_frame_id: map
+    assert abs(odometry.pose.pose.position.x - 12.0) < 1.0
+
+
 def _has(world: World, name: str) -> bool:
     return any(getattr(p, "scanner", None) is not None and p.context.name == name
                for p in world.plugins.plugins_of(world.models["cleaner1"]))
@@ -82,9 +101,13 @@ def test_scans_are_the_lasers_own(world: World, tmp_path: Path) -> None:
 
 def test_nothing_is_built_for_nobody(world: World, monkeypatch) -> None:
     calls = []
-    for name in ("layer_entity", "model_entity", "crowd_entity", "frame_transforms", "laser_scan"):
-        original = getattr(scene_module, name)
-        monkeypatch.setattr("sim_server.live.feed." + name, lambda *a, _o=original, _n=name: calls.append(_n) or _o(*a))
+    builders = {"feed": ("layer_entity", "model_entity", "crowd_entity", "frame_transforms"),
+                "sensors": ("laser_scan", "odometry_cdr", "image_cdr")}
+    for module, names in builders.items():
+        for name in names:
+            original = getattr(import_module(f"sim_server.live.{module}"), name)
+            monkeypatch.setattr(f"sim_server.live.{module}.{name}",
+                                lambda *a, _o=original, _n=name: calls.append(_n) or _o(*a))
     with LiveView(world, port=0):
         world.step(100)
     assert calls == []
@@ -98,7 +121,7 @@ def test_a_recording_holds_every_channel_and_replays_the_run(world: World, tmp_p
         reader = make_reader(stream)
         summary = reader.get_summary()
         topics = {channel.topic for channel in summary.channels.values()}
-        assert topics == {"/scene", "/tf", "/scan"}
+        assert topics == {"/scene", "/tf", "/scan", "/image_raw", "/odometry/filtered", "/odometry/ground_truth"}
         counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
         assert counts["/tf"] == 20 and counts["/scan"] == 40  # every scan of the 40 Hz laser
         times = [message.log_time for _, _, message in reader.iter_messages(topics=["/tf"])]
@@ -124,9 +147,12 @@ def test_a_recording_in_ros2_encoding_is_what_ros_tools_read(world: World, tmp_p
         channels = {c.topic: (c.message_encoding, reader.get_summary().schemas[c.schema_id].name)
                     for c in reader.get_summary().channels.values()}
         assert channels == {"/scene": ("protobuf", "foxglove.SceneUpdate"), "/tf": ("cdr", "tf2_msgs/msg/TFMessage"),
-                            "/clock": ("cdr", "rosgraph_msgs/msg/Clock"), "/scan": ("cdr", "sensor_msgs/msg/LaserScan")}
+                            "/clock": ("cdr", "rosgraph_msgs/msg/Clock"), "/scan": ("cdr", "sensor_msgs/msg/LaserScan"),
+                            "/image_raw": ("cdr", "sensor_msgs/msg/Image"),
+                            "/odometry/filtered": ("cdr", "nav_msgs/msg/Odometry"),
+                            "/odometry/ground_truth": ("cdr", "nav_msgs/msg/Odometry")}
         decoded = {topic: [(m.log_time, d) for _, _, m, d in reader.iter_decoded_messages(topics=[topic])]
-                   for topic in ("/tf", "/clock", "/scan")}
+                   for topic in ("/tf", "/clock", "/scan", "/image_raw", "/odometry/ground_truth")}
     assert len(decoded["/scan"]) == len(made) == 40
     for (log_time, scan), (made_ns, ranges) in zip(decoded["/scan"], made):
         assert log_time == made_ns == scan.header.stamp.sec * 10**9 + scan.header.stamp.nanosec
@@ -135,6 +161,13 @@ def test_a_recording_in_ros2_encoding_is_what_ros_tools_read(world: World, tmp_p
     tree = {t.child_frame_id: t.header.frame_id for t in decoded["/tf"][-1][1].transforms}
     assert (tree["base"], tree["laser_front"]) == ("map", "base") and set(tree.values()) == {"map", "base"}
     assert [t for t, _ in decoded["/clock"]] == [m.clock.sec * 10**9 + m.clock.nanosec for _, m in decoded["/clock"]]
+    camera = next(p for p in world.plugins.plugins_of(world.models["cleaner1"]) if hasattr(p, "last_image"))
+    image = decoded["/image_raw"][-1][1]
+    assert (image.height, image.width, image.encoding) == (*camera.last_image.shape[:2], "rgb8")
+    assert bytes(image.data) == camera.last_image.tobytes() and image.header.frame_id == camera.frame_id
+    truth = decoded["/odometry/ground_truth"][-1][1]
+    assert truth.header.frame_id == "map" and truth.child_frame_id == "base"
+    assert truth.pose.pose.position.x == pytest.approx(world.models["cleaner1"].pose.x, abs=0.05)
 
 
 def test_a_model_that_leaves_is_deleted(world: World, tmp_path: Path) -> None:
