@@ -5,7 +5,8 @@ Loads the world in-process and serves it over the Foxglove WebSocket protocol
 transforms and sim time, the services (``/pause``, ``/resume``, ``/step_world``,
 ``/reset_world``, ``/spawn_model``, ``/delete_model``, ``/move_model``) and driving robots from
 the Teleop panel on their ``cmd_vel`` topics (``--watch-only`` turns both off). ``--record
-run.mcap`` also writes the channels to MCAP. Ctrl-C or SIGTERM ends it (exit 0).
+run.mcap`` also writes the channels to MCAP; ``--layout layout.json`` writes a Foxglove layout
+for the world (:mod:`sim_server.live.layout`). Ctrl-C or SIGTERM ends it (exit 0).
 
 Exit codes: 0 done or stopped; 1 the world does not load or the run failed; 2 arguments that
 cannot be used (a port in use, say). Errors are one line on stderr.
@@ -36,6 +37,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=None, help="sim seconds to run (default: until Ctrl-C)")
     parser.add_argument("--paused", action="store_true", help="start paused (then /resume or /step_world)")
     parser.add_argument("--watch-only", action="store_true", help="clients only watch: no services, no driving")
+    parser.add_argument("--layout", type=Path, default=None,
+                        help="write a Foxglove layout for this world to this .json file (import it in the layout menu)")
     parser.add_argument("--record", type=Path, default=None, help="also write the channels to this .mcap file")
     parser.add_argument("--record-encoding", choices=RECORD_ENCODINGS, default="foxglove",
                         help="foxglove (default) or ros2: ROS 2 messages for /tf, /clock and the scans")
@@ -77,6 +80,11 @@ def _serve(args: argparse.Namespace, stopped) -> int:
         options = {"step_size": args.step_size} if args.step_size is not None else {}
         world = World.from_file(args.world, seed=args.seed, enable_levels=args.levels, **options)
         world.time.paused = args.paused
+        if args.layout is not None:
+            from sim_server.live.layout import write_layout
+
+            write_layout(world, args.layout)
+            print(f"wrote the layout {args.layout} (Foxglove: layout menu, Import from file)", flush=True)
         try:
             view = LiveView(world, host=args.host, port=args.port, rate=args.rate, record=args.record,
                             record_max_bytes=args.record_max_mib * 2**20, record_keep=args.record_keep,

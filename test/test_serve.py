@@ -4,6 +4,7 @@ used are one line."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import socket
@@ -50,9 +51,11 @@ def test_a_client_pauses_steps_and_drives_the_served_world_and_a_signal_ends_it(
     assert "stopped at sim time" in said and "Traceback" not in err
 
 
-def test_a_run_of_given_seconds_ends_by_itself(capsys) -> None:
-    assert main([str(CROWD_WORLD), "--port", "0", "--seconds", "0.2", "--speed", "0", "--watch-only"]) == 0
+def test_a_run_of_given_seconds_ends_by_itself_and_writes_the_layout_asked_for(capsys, tmp_path: Path) -> None:
+    layout = tmp_path / "layout.json"
+    assert main([str(CROWD_WORLD), "--port", "0", "--seconds", "0.2", "--speed", "0", "--watch-only", "--layout", str(layout)]) == 0
     assert "stopped at sim time 0.200 s" in capsys.readouterr().out
+    assert json.loads(layout.read_text())["configById"]["Teleop!sim"]["topic"] == "/cmd_vel"
 
 
 def test_a_port_in_use_is_one_line_and_code_2(capsys) -> None:
