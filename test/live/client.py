@@ -155,3 +155,15 @@ class Client:
 
     def close(self) -> None:
         self._connection.__exit__(None, None, None)
+
+
+def stepping(view: Any, world: Any, steps: int = 10) -> Callable[[], None]:
+    """A caller's own loop, for :meth:`Client.until`'s ``between``: the view serves its clients,
+    then the world steps ``steps`` times unless it is paused."""
+
+    def loop() -> None:
+        view.serve()
+        if not world.time.paused:
+            world.step(steps)
+
+    return loop

@@ -17,7 +17,7 @@ from sim_server.live import teleop as teleop_module
 from sim_server.live.control import WorldSimulation
 from sim_server.live.requests import Requests
 from test.conftest import REPO_ROOT
-from test.live.client import Client
+from test.live.client import Client, stepping
 
 CROWD_WORLD = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
 TURTLEBOT = "../demo/turtlebot.model.yaml"
@@ -36,11 +36,7 @@ def served(world: World):
     unless paused: a caller's own loop)."""
     with LiveView(world, port=0) as view:
         client = Client(view.url)
-
-        def loop() -> None:
-            view.serve()
-            if not world.time.paused:
-                world.step(10)
+        loop = stepping(view, world)
 
         try:
             yield view, client, loop

@@ -15,7 +15,7 @@ from websockets.sync.client import connect
 from sim_server.core import World
 from sim_server.live import LiveView
 from test.conftest import REPO_ROOT
-from test.live.client import SUBPROTOCOLS, Client
+from test.live.client import SUBPROTOCOLS, Client, stepping
 
 CROWD_WORLD = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
 
@@ -77,11 +77,7 @@ def test_a_hostile_client_harms_neither_the_loop_nor_other_clients(world: World,
     with LiveView(world, port=0) as view:
         assert "assets" not in _server_capabilities(view.url)  # no client can fetch files
         honest = Client(view.url)
-
-        def loop() -> None:
-            view.serve()
-            if not world.time.paused:
-                world.step(10)
+        loop = stepping(view, world)
 
         try:
             honest.until(lambda: "/scene" in honest.topics())

@@ -10,7 +10,7 @@ from sim_server.core import World
 from sim_server.live import LiveView
 from sim_server.live.layout import world_layout
 from test.conftest import REPO_ROOT
-from test.live.client import Client
+from test.live.client import Client, stepping
 
 CROWD_WORLD = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
 SHIPPED = REPO_ROOT / "config" / "foxglove" / "layout.json"
@@ -33,11 +33,7 @@ def test_what_the_layout_names_is_offered_and_works() -> None:
     try:
         with LiveView(world, port=0) as view:
             client = Client(view.url)
-
-            def loop() -> None:
-                view.serve()
-                if not world.time.paused:
-                    world.step(10)
+            loop = stepping(view, world)
 
             try:
                 wanted = set(config["3D!sim"]["topics"]) | {config["Image!sim"]["imageMode"]["imageTopic"]}
