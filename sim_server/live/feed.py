@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from sim_server.core.world import World
 
 SCENE_TOPIC = "/scene"
+#: Topics remembered as newly subscribed between two updates (a flood of subscriptions is
+#: bounded by the channels there are anyway).
+MAX_FRESH_TOPICS = 4096
 TF_TOPIC = "/tf"
 CLOCK_TOPIC = "/clock"
 
@@ -43,14 +46,30 @@ def _moves(model: Any) -> bool:
 
 
 class SceneListener(foxglove.ServerListener):
-    """Hears of subscriptions: a new subscriber of the scene gets the walls again."""
+    """Hears of subscriptions: a new subscriber of the scene gets the walls again, one of a
+    sensor its newest data (even while the world is paused)."""
 
     def __init__(self) -> None:
         self.new_scene_subscriber = threading.Event()
+        #: Set when anybody subscribed to anything since the last update.
+        self.new_subscriber = threading.Event()
+        self._lock = threading.Lock()
+        self._topics: set[str] = set()
 
     def on_subscribe(self, client: Any, channel: Any) -> None:
         if channel.topic == SCENE_TOPIC:
             self.new_scene_subscriber.set()
+        with self._lock:
+            if len(self._topics) < MAX_FRESH_TOPICS:
+                self._topics.add(channel.topic)
+        self.new_subscriber.set()
+
+    def fresh_topics(self) -> set[str]:
+        """The topics subscribed to since the last call."""
+        with self._lock:
+            topics, self._topics = self._topics, set()
+        self.new_subscriber.clear()
+        return topics
 
 
 class Feed:
@@ -118,8 +137,11 @@ class Feed:
         if self._clock is not None and self._clock.has_sinks():
             self._clock.log(clock_cdr(now), log_time=now)
         self._find()
+        fresh = self._listener.fresh_topics() if self._listener is not None else set()
         self.listened = [source for source in self._sensors.sources if source.channel.has_sinks()]
         for source in self.listened:
+            if source.topic in fresh:
+                source.sent_ns = -1  # a new subscriber gets the newest data, however old
             source.send_new()
 
     def transforms(self) -> list[PlanarTransform]:

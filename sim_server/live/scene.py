@@ -5,9 +5,9 @@ Foxglove's 3D panel draws the world with no configuration:
 
 * the walls of each loaded layer: a :class:`~foxglove.messages.SceneEntity` ``layer/<name>`` of
   line segments in the layer's colour (sent again when levels load or unload pieces);
-* each model: an entity ``model/<name>`` with its footprints where they are now, polygons as
-  closed lines and circles as flat cylinders, in its bodies' colours; a model that leaves is
-  deleted by id;
+* each model: an entity ``model/<name>`` with its footprints where they are now, polygons
+  filled and outlined and circles as flat cylinders, in its bodies' colours; a model that leaves
+  is deleted by id;
 * the pedestrians: an entity ``crowd/<name>`` per crowd, one flat orange cylinder per person;
 * each laser: its scans as :class:`~foxglove.messages.LaserScan`, in the laser's frame, stamped
   when the laser made them;
@@ -29,6 +29,7 @@ import numpy as np
 from foxglove.messages import (
     Color, CylinderPrimitive, FrameTransform, FrameTransforms, LaserScan, LinePrimitive, LinePrimitiveLineType,
     Point3, Pose, Quaternion, SceneEntity, SceneEntityDeletion, SceneEntityDeletionType, SceneUpdate, Timestamp,
+    TriangleListPrimitive,
     Vector3,
 )
 
@@ -40,8 +41,11 @@ if TYPE_CHECKING:
 
 #: The world frame of every message.
 WORLD_FRAME = "map"
-#: Width (m) of wall and outline lines.
-LINE_WIDTH = 0.03
+#: Width of wall and outline lines, in pixels (scale-invariant: thin walls stay visible with the
+#: whole world in view).
+LINE_PIXELS = 1.5
+#: Opacity of the models' filled footprints (their outlines are opaque).
+FOOTPRINT_ALPHA = 0.6
 #: Height (m) of the flat cylinders that stand for circles and people.
 DISC_HEIGHT = 0.02
 #: The colour of pedestrians (RGBA 0 to 1; the pictures' orange).
@@ -80,27 +84,30 @@ def layer_entity(layer: "Layer", time_ns: int) -> SceneEntity:
     """The loaded walls of ``layer`` as line segments in its colour."""
     edges = np.asarray(layer.world_edges(), dtype=np.float64).reshape(-1, 4)
     points = [Point3(x=x, y=y, z=0.0) for x, y in edges.reshape(-1, 2).tolist()]
-    lines = [LinePrimitive(type=LinePrimitiveLineType.LineList, pose=_ORIGIN, thickness=LINE_WIDTH,
+    lines = [LinePrimitive(type=LinePrimitiveLineType.LineList, pose=_ORIGIN, thickness=LINE_PIXELS, scale_invariant=True,
                            points=points, color=color(layer.spec.color, alpha=1.0))] if points else []
     return SceneEntity(timestamp=stamp(time_ns), frame_id=WORLD_FRAME, id=LAYER_PREFIX + layer.name, lines=lines)
 
 
 def model_entity(model: "Model", time_ns: int) -> SceneEntity:
-    """The footprints of ``model`` where they are now: polygons as closed outlines, circles as
-    flat cylinders, in their bodies' colours."""
+    """The footprints of ``model`` where they are now: polygons filled (a triangle fan; Box2D's
+    polygons are convex) and outlined, circles as flat cylinders, in their bodies' colours."""
     lines: list[LinePrimitive] = []
+    triangles: list[TriangleListPrimitive] = []
     discs: list[CylinderPrimitive] = []
     for body, outline in model.world_footprints():
         rgba = color(body.spec.color)
         if isinstance(outline, tuple):
             discs.append(_flat_disc(*outline, rgba))
-        else:
-            lines.append(LinePrimitive(
-                type=LinePrimitiveLineType.LineLoop, pose=_ORIGIN, thickness=LINE_WIDTH,
-                points=[Point3(x=x, y=y, z=0.0) for x, y in outline], color=color(body.spec.color, alpha=1.0),
-            ))
+            continue
+        corners = [Point3(x=x, y=y, z=0.0) for x, y in outline]
+        lines.append(LinePrimitive(type=LinePrimitiveLineType.LineLoop, pose=_ORIGIN, thickness=LINE_PIXELS,
+                                   scale_invariant=True, points=corners, color=color(body.spec.color, alpha=1.0)))
+        fan = [point for k in range(1, len(corners) - 1) for point in (corners[0], corners[k], corners[k + 1])]
+        if fan:
+            triangles.append(TriangleListPrimitive(pose=_ORIGIN, points=fan, color=color(body.spec.color, FOOTPRINT_ALPHA)))
     return SceneEntity(timestamp=stamp(time_ns), frame_id=WORLD_FRAME, id=MODEL_PREFIX + model.name, lines=lines,
-                       cylinders=discs)
+                       triangles=triangles, cylinders=discs)
 
 
 def crowd_entity(name: str, circles: np.ndarray, time_ns: int) -> SceneEntity:

@@ -47,6 +47,7 @@ class Source:
     (if it has ``view_listening``)."""
 
     plugin: Any
+    topic: str
     channel: Any
     made: Callable[[], int]
     message: Callable[[], Any]
@@ -85,7 +86,7 @@ def laser_source(plugin: Any, context: foxglove.Context, ros2: bool) -> Source:
             return laser_scan(plugin.last_ranges, plugin.scanner.local_angles, plugin.frame_id, plugin.last_scan_ns)
 
         channel = LaserScanChannel(topic, context=context)
-    return Source(plugin, channel, lambda: plugin.last_scan_ns, message)
+    return Source(plugin, topic, channel, lambda: plugin.last_scan_ns, message)
 
 
 def camera_source(plugin: Any, context: foxglove.Context, ros2: bool) -> Source:
@@ -105,7 +106,7 @@ def camera_source(plugin: Any, context: foxglove.Context, ros2: bool) -> Source:
                         encoding="rgb8", step=width * RGB, data=image.tobytes())
 
     channel = ros2_channel(topic, "sensor_msgs/msg/Image", context) if ros2 else RawImageChannel(topic, context=context)
-    return Source(plugin, channel, made, message)
+    return Source(plugin, topic, channel, made, message)
 
 
 def odometry_sources(plugin: Any, context: foxglove.Context) -> list[Source]:
@@ -130,8 +131,8 @@ def odometry_sources(plugin: Any, context: foxglove.Context) -> list[Source]:
             return odometry_cdr(last.stamp_ns, frame, odometry.child_frame_id, pose.x, pose.y, pose.theta, last.vx, last.vy,
                                 last.wz, *covariances)
 
-        sources.append(Source(plugin, ros2_channel(_topic(topic), "nav_msgs/msg/Odometry", context), made, message,
-                              streamed=False))
+        sources.append(Source(plugin, _topic(topic), ros2_channel(_topic(topic), "nav_msgs/msg/Odometry", context), made,
+                              message, streamed=False))
     return sources
 
 

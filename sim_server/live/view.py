@@ -66,6 +66,9 @@ NANOSECONDS = 1_000_000_000
 MAX_LIVE_SCANS_PER_SECOND = 50.0
 #: How a recording encodes its messages (see :class:`LiveView`).
 RECORD_ENCODINGS = ("foxglove", "ros2")
+#: Wall seconds between two updates of clients while the world is paused (besides those after a
+#: request or a new subscription).
+PAUSED_REFRESH = 1.0
 #: Wall seconds :meth:`LiveView.run` waits between two servings while the world is paused.
 PAUSED_TICK = 0.02
 
@@ -136,6 +139,8 @@ class LiveView:
         self._next_ns = 0  # the next update of the recording and of clients (sim time)
         self._next_wall = 0.0  # clients' next update, at the soonest (wall time)
         self._next_scan_wall = 0.0  # clients' next new scans, at the soonest (wall time)
+        self._next_paused_update = 0.0  # clients' next update while the world is paused (wall time)
+        self._listener: _Listener | None = None
         #: Updates sent so far (to clients or the file).
         self.updates = 0
         self.server = None
@@ -160,7 +165,7 @@ class LiveView:
                 self._log = Feed(world, context, ros2=record_encoding == "ros2")
             if port is not None:
                 context = foxglove.Context()
-                listener = _Listener()
+                listener = self._listener = _Listener()
                 self._live = Feed(world, context, listener)
                 capabilities = [foxglove.Capability.Time]
                 acting = {}
@@ -208,17 +213,22 @@ class LiveView:
         is paused, keep clients up to date (a model moved, a new subscriber): call it between
         steps, on the thread that steps the world."""
         requests = self._requests
-        if requests.pending:
+        served = requests.pending
+        if served:
             requests.serve()
-            if self._live is not None and self.control is not None and self.control.paused:
-                self._next_wall = 0.0  # show what the request changed now
         if self._teleop is not None:
             self._teleop.apply()
         control = self.control
         if isinstance(control, WorldSimulation) and control.steps.stepping:
             control.steps.run()
-        if self._live is not None and self.world.time.paused and wall_clock() >= self._next_wall:
-            self._update_live()
+        live = self._live
+        if live is not None and self.world.time.paused:
+            # Time stands still: clients are updated when something may have changed (a request,
+            # a new subscriber), and once in a while (a model moved by other means).
+            now = wall_clock()
+            if served or self._listener.new_subscriber.is_set() or now >= self._next_paused_update:
+                self._next_paused_update = now + PAUSED_REFRESH
+                self._update_live()
 
     def run(self, seconds: float | None = None, speed: float = 1.0, stop: "Callable[[], bool] | None" = None) -> None:
         """Step the world at ``speed`` times real time (0: as fast as it can) for ``seconds``
@@ -343,6 +353,8 @@ class LiveView:
             if self._after_step in self.world.after_step_hooks:
                 self.world.after_step_hooks.remove(self._after_step)
         self._requests.close()
+        if isinstance(self.control, WorldSimulation):
+            self.control.steps.abort("the live view closed")  # their callers stop waiting
         if self._teleop is not None:
             self._teleop.close()
         for feed in self._feeds:

@@ -5,6 +5,7 @@ arguments are refused with a message."""
 from __future__ import annotations
 
 import math
+import time
 from importlib import import_module
 from pathlib import Path
 
@@ -316,3 +317,24 @@ def test_the_record_program_cuts_long_runs_into_files(tmp_path: Path, capsys) ->
     printed = capsys.readouterr().out
     assert all(name in printed for name in kept), printed
     assert not list(tmp_path.glob(".run.partial-*"))
+
+
+def test_a_client_that_comes_while_the_world_is_paused_gets_everything_once(world: World) -> None:
+    """Paused: a new subscriber gets the scene and each sensor's newest data; the same scene is
+    not sent again and again (about once a wall second at most, besides changes)."""
+    topics = ("/scene", "/tf", "/scan", "/image_raw", "/odometry/ground_truth")
+    with LiveView(world, port=0) as view:
+        world.step(50)  # scans, pictures and odometry exist
+        world.time.paused = True
+        client = Client(view.url)
+        try:
+            client.until(lambda: set(topics) <= client.topics(), between=view.serve)
+            client.subscribe(*topics)
+            client.until(lambda: set(topics) <= set(client.messages), between=view.serve)
+            counted = len(client.messages["/scene"])
+            deadline = time.monotonic() + 1.5
+            client.until(lambda: time.monotonic() > deadline, between=view.serve)
+        finally:
+            client.close()
+    assert world.time.iterations == 50
+    assert len(client.messages["/scene"]) - counted <= 3
