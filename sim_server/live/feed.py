@@ -24,7 +24,7 @@ from foxglove.messages import SceneEntityDeletion, SceneEntityDeletionType, Scen
 
 from sim_server.live.ros2_messages import clock_cdr, tf_message_cdr
 from sim_server.live.scene import (
-    CROWD_PREFIX, MODEL_PREFIX, PlanarTransform, crowd_entity, deletions, frame_transforms, layer_entity, model_entity,
+    PlanarTransform, crowd_entity, frame_transforms, layer_entity, model_entity,
     planar_transforms, stamp,
 )
 from sim_server.live.sensors import Sensors, Source, ros2_channel
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from sim_server.core.world import World
 
 SCENE_TOPIC = "/scene"
+#: The still part of the scene: the walls and the models whose bodies are all static.
+STATIC_SCENE_TOPIC = "/scene/static"
 #: Topics remembered as newly subscribed between two updates (a flood of subscriptions is
 #: bounded by the channels there are anyway).
 MAX_FRESH_TOPICS = 4096
@@ -46,7 +48,7 @@ def _moves(model: Any) -> bool:
 
 
 class SceneListener(foxglove.ServerListener):
-    """Hears of subscriptions: a new subscriber of the scene gets the walls again, one of a
+    """Hears of subscriptions: a new subscriber of the still scene gets it again, one of a
     sensor its newest data (even while the world is paused)."""
 
     def __init__(self) -> None:
@@ -57,7 +59,7 @@ class SceneListener(foxglove.ServerListener):
         self._topics: set[str] = set()
 
     def on_subscribe(self, client: Any, channel: Any) -> None:
-        if channel.topic == SCENE_TOPIC:
+        if channel.topic == STATIC_SCENE_TOPIC:
             self.new_scene_subscriber.set()
         with self._lock:
             if len(self._topics) < MAX_FRESH_TOPICS:
@@ -83,12 +85,13 @@ class Feed:
         self._listener = listener
         self._ros2 = ros2
         self._scene = SceneUpdateChannel(SCENE_TOPIC, context=context)
+        self._static_scene = SceneUpdateChannel(STATIC_SCENE_TOPIC, context=context)
         self._tf: Any = ros2_channel(TF_TOPIC, "tf2_msgs/msg/TFMessage", context) if ros2 else FrameTransformsChannel(
             TF_TOPIC, context=context)
         self._clock = ros2_channel(CLOCK_TOPIC, "rosgraph_msgs/msg/Clock", context) if ros2 else None
         self._sensors = Sensors(context, ros2)
-        self._shown: set[str] = set()
-        self._walls_version: int | None = None
+        #: What the still scene was last sent of: the walls' version and the still models.
+        self._static_sent: tuple[int, frozenset[str]] | None = None
         #: The sensors somebody listens to, as the last update found them.
         self.listened: list[Source] = []
         #: The models with a body that is not static (sent on every update), by name.
@@ -122,15 +125,14 @@ class Feed:
 
     def has_sinks(self) -> bool:
         """Whether anybody listens to the scene (a client subscribed, a file open)."""
-        return self._scene.has_sinks()
+        return self._scene.has_sinks() or self._static_scene.has_sinks()
 
     def update(self) -> None:
         """Send the scene, the transforms, the clock and the listened sensors' newest data now
         (each only where somebody listens)."""
         world = self.world
         now = int(world.time.time_ns)
-        if self._scene.has_sinks():
-            self._send_scene(now)
+        self._send_scene(now)
         if self._tf.has_sinks():
             transforms = self.transforms()
             self._tf.log(tf_message_cdr(transforms, now) if self._ros2 else frame_transforms(transforms, now), log_time=now)
@@ -151,29 +153,28 @@ class Feed:
         return planar_transforms(self.world.models.values(), self._sensors.transforms())
 
     def _send_scene(self, now: int) -> None:
+        """Each scene topic's message holds the whole of its part (after deleting all it showed
+        before), so that the newest message alone is the scene: a new subscriber, or a player
+        seeking in a recording (which shows each topic's newest message), needs no other. The
+        moving part goes with every update, the still part when it changes or is subscribed to."""
         world = self.world
-        entities = []
-        fresh = self._listener is not None and self._listener.new_scene_subscriber.is_set()
-        if fresh or self._walls_version != world.static_geometry_version:
-            if self._listener is not None:
-                self._listener.new_scene_subscriber.clear()
-            entities.extend(layer_entity(layer, now) for layer in world.layers)
-            self._walls_version = world.static_geometry_version
-            fresh = True
-        shown = set()
-        for model in world.models.values():
-            shown.add(MODEL_PREFIX + model.name)
-            if fresh or MODEL_PREFIX + model.name not in self._shown or model.name in self._moving:
-                entities.append(model_entity(model, now))
-        for crowd in world.crowds:
-            shown.add(CROWD_PREFIX + crowd.name)
-            entities.append(crowd_entity(crowd.name, crowd.circles(), now))
-        gone = self._shown - shown
-        self._shown = shown
-        if gone:
-            self._scene.log(deletions(sorted(gone), now), log_time=now)
-        if entities:
-            self._scene.log(SceneUpdate(entities=entities), log_time=now)
+        self._find()
+        clear = [SceneEntityDeletion(timestamp=stamp(now), type=SceneEntityDeletionType.All)]
+        if self._static_scene.has_sinks():
+            still = frozenset(name for name in world.models if name not in self._moving)
+            sent = (world.static_geometry_version, still)
+            fresh = self._listener is not None and self._listener.new_scene_subscriber.is_set()
+            if fresh or sent != self._static_sent:
+                if self._listener is not None:
+                    self._listener.new_scene_subscriber.clear()
+                self._static_sent = sent
+                entities = [layer_entity(layer, now) for layer in world.layers]
+                entities += [model_entity(world.models[name], now) for name in sorted(still)]
+                self._static_scene.log(SceneUpdate(deletions=clear, entities=entities), log_time=now)
+        if self._scene.has_sinks():
+            entities = [model_entity(model, now) for model in world.models.values() if model.name in self._moving]
+            entities += [crowd_entity(crowd.name, crowd.circles(), now) for crowd in world.crowds]
+            self._scene.log(SceneUpdate(deletions=clear, entities=entities), log_time=now)
 
     def _find(self) -> None:
         """Find the sensors and the moving models again, after models came or left."""
@@ -190,24 +191,17 @@ class Feed:
                 source.send_new()
 
     def restart(self) -> None:
-        """The next update sends the whole scene again (a new file of a recording begins)."""
-        self._shown = set()
-        self._walls_version = None
+        """The next update sends the still scene again (a new file of a recording begins)."""
+        self._static_sent = None
 
     def use_world(self, world: "World") -> None:
-        """Feed ``world`` from now on: listeners are told to delete everything they were shown,
-        the new walls follow."""
+        """Feed ``world`` from now on: listeners get its scene at once (replacing the old)."""
         self.listened = []
         self._sensors.close()
-        self._shown = set()
-        self._walls_version = None
         self.close()
         self.world = world
         world.add_listener(self)
         self._following = True
         self._dirty = True
-        if self._scene.has_sinks():
-            now = int(world.time.time_ns)
-            everything = SceneEntityDeletion(timestamp=stamp(now), type=SceneEntityDeletionType.All)
-            self._scene.log(SceneUpdate(deletions=[everything]), log_time=now)
-        self._find()
+        self._static_sent = None
+        self._send_scene(int(world.time.time_ns))  # both parts replaced by the new world's

@@ -66,7 +66,7 @@ def layout(lasers: list[str], cameras: list[str], drives: list[str], odometry: l
     """The layout showing ``lasers``' scans and ``odometry`` in the 3D panel (seen from above,
     fitted to ``bounds``: x, y low and high, m), the first of ``cameras`` in the Image panel, and
     driving the first of ``drives``."""
-    topics = {"/scene": {"visible": True},
+    topics = {"/scene": {"visible": True}, "/scene/static": {"visible": True},
               # (a colour field must be named, else the apps colour by intensity whatever the mode)
               **{topic: {"visible": True, "pointSize": 4, "colorField": "range", "colorMode": "flat", "flatColor": LASER_COLOR}
                  for topic in lasers},

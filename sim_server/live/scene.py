@@ -4,10 +4,9 @@ Everything is in the world frame, :data:`WORLD_FRAME` (``map``, as the ROS layer
 Foxglove's 3D panel draws the world with no configuration:
 
 * the walls of each loaded layer: a :class:`~foxglove.messages.SceneEntity` ``layer/<name>`` of
-  line segments in the layer's colour (sent again when levels load or unload pieces);
+  line segments in the layer's colour;
 * each model: an entity ``model/<name>`` with its footprints where they are now, polygons
-  filled and outlined and circles as flat cylinders, in its bodies' colours; a model that leaves
-  is deleted by id;
+  filled and outlined and circles as flat cylinders, in its bodies' colours;
 * the pedestrians: an entity ``crowd/<name>`` per crowd, one flat orange cylinder per person;
 * each laser: its scans as :class:`~foxglove.messages.LaserScan`, in the laser's frame, stamped
   when the laser made them;
@@ -23,12 +22,12 @@ Units: metres, radians; stamps are sim time in nanoseconds.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 from foxglove.messages import (
     Color, CylinderPrimitive, FrameTransform, FrameTransforms, LaserScan, LinePrimitive, LinePrimitiveLineType,
-    Point3, Pose, Quaternion, SceneEntity, SceneEntityDeletion, SceneEntityDeletionType, SceneUpdate, Timestamp,
+    Point3, Pose, Quaternion, SceneEntity, Timestamp,
     TriangleListPrimitive,
     Vector3,
 )
@@ -115,14 +114,6 @@ def crowd_entity(name: str, circles: np.ndarray, time_ns: int) -> SceneEntity:
     rgba = color(PEDESTRIAN_COLOR)
     discs = [_flat_disc(x, y, r, rgba) for x, y, r in np.asarray(circles, dtype=np.float64).reshape(-1, 3).tolist()]
     return SceneEntity(timestamp=stamp(time_ns), frame_id=WORLD_FRAME, id=CROWD_PREFIX + name, cylinders=discs)
-
-
-def deletions(ids: Iterable[str], time_ns: int) -> SceneUpdate:
-    """A scene update deleting the entities ``ids``."""
-    return SceneUpdate(deletions=[
-        SceneEntityDeletion(timestamp=stamp(time_ns), type=SceneEntityDeletionType.MatchingId, id=entity_id)
-        for entity_id in ids
-    ])
 
 
 #: A planar transform: parent frame, child frame, x, y (m), theta (rad) and whether the child is

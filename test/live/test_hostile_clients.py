@@ -80,8 +80,8 @@ def test_a_hostile_client_harms_neither_the_loop_nor_other_clients(world: World,
         loop = stepping(view, world)
 
         try:
-            honest.until(lambda: "/scene" in honest.topics())
-            honest.subscribe("/scene")
+            honest.until(lambda: {"/scene", "/scene/static"} <= honest.topics())
+            honest.subscribe("/scene", "/scene/static")
             attacker = threading.Thread(target=_hostile, args=(view.url, ATTACKS[attack]))
             attacker.start()
             while attacker.is_alive():  # the loop serves while the attack goes on
@@ -91,7 +91,8 @@ def test_a_hostile_client_harms_neither_the_loop_nor_other_clients(world: World,
             assert honest.call("/resume", {}, loop)["success"]  # whatever the attack paused
             honest.until(lambda: len(honest.messages.get("/scene", [])) >= 3, between=loop)
             assert world.time.iterations > before  # the loop went on
-            shown = {entity.id for update in honest.messages["/scene"] for entity in update.entities}
+            shown = {entity.id for topic in ("/scene", "/scene/static") for update in honest.messages.get(topic, [])
+                     for entity in update.entities}
             assert "layer/2d" in shown  # the honest client still sees the world
             assert set(world.models) == {"cleaner1"} and all(math.isfinite(v) for v in vars(world.models["cleaner1"].pose).values())
         finally:

@@ -35,13 +35,16 @@ def test_a_client_sees_walls_models_people_scans_transforms_and_time(world: Worl
         client = Client(view.url)
         try:
             assert "time" in client.server_info["capabilities"]
-            client.until(lambda: {"/scene", "/tf", "/scan"} <= client.topics())
-            client.subscribe("/scene", "/tf", "/scan")
-            client.until(lambda: {"/scene", "/tf", "/scan"} <= set(client.messages), between=lambda: world.step(10))
+            topics = {"/scene", "/scene/static", "/tf", "/scan"}
+            client.until(lambda: topics <= client.topics())
+            client.subscribe(*topics)
+            client.until(lambda: topics <= set(client.messages), between=lambda: world.step(10))
         finally:
             client.close()
     entities = {entity.id: entity for update in client.messages["/scene"] for entity in update.entities}
-    walls = entities["layer/2d"]
+    still = {entity.id: entity for update in client.messages["/scene/static"] for entity in update.entities}
+    assert set(still) == {"layer/2d"} and set(entities) == {"model/cleaner1", "crowd/people"}
+    walls = still["layer/2d"]
     assert walls.frame_id == "map" and len(walls.lines[0].points) == 2 * len(world.layers[0].world_edges())
     assert entities["model/cleaner1"].lines  # its polygon footprints, outlined
     people = entities["crowd/people"].cylinders
@@ -122,7 +125,8 @@ def test_a_recording_holds_every_channel_and_replays_the_run(world: World, tmp_p
         reader = make_reader(stream)
         summary = reader.get_summary()
         topics = {channel.topic for channel in summary.channels.values()}
-        assert topics == {"/scene", "/tf", "/scan", "/image_raw", "/odometry/filtered", "/odometry/ground_truth"}
+        assert topics == {"/scene", "/scene/static", "/tf", "/scan", "/image_raw", "/odometry/filtered",
+                          "/odometry/ground_truth"}
         counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
         assert counts["/tf"] == 20 and counts["/scan"] == 40  # every scan of the 40 Hz laser
         times = [message.log_time for _, _, message in reader.iter_messages(topics=["/tf"])]
@@ -147,7 +151,8 @@ def test_a_recording_in_ros2_encoding_is_what_ros_tools_read(world: World, tmp_p
         reader = make_reader(stream, decoder_factories=[DecoderFactory()])
         channels = {c.topic: (c.message_encoding, reader.get_summary().schemas[c.schema_id].name)
                     for c in reader.get_summary().channels.values()}
-        assert channels == {"/scene": ("protobuf", "foxglove.SceneUpdate"), "/tf": ("cdr", "tf2_msgs/msg/TFMessage"),
+        assert channels == {"/scene": ("protobuf", "foxglove.SceneUpdate"), "/scene/static": ("protobuf", "foxglove.SceneUpdate"),
+                            "/tf": ("cdr", "tf2_msgs/msg/TFMessage"),
                             "/clock": ("cdr", "rosgraph_msgs/msg/Clock"), "/scan": ("cdr", "sensor_msgs/msg/LaserScan"),
                             "/image_raw": ("cdr", "sensor_msgs/msg/Image"),
                             "/odometry/filtered": ("cdr", "nav_msgs/msg/Odometry"),
@@ -171,17 +176,26 @@ def test_a_recording_in_ros2_encoding_is_what_ros_tools_read(world: World, tmp_p
     assert truth.pose.pose.position.x == pytest.approx(world.models["cleaner1"].pose.x, abs=0.05)
 
 
-def test_a_model_that_leaves_is_deleted(world: World, tmp_path: Path) -> None:
+def _scene_updates(path: Path, topic: str = "/scene") -> list:
+    with path.open("rb") as stream:
+        return [message_class(schema.name, schema.data).FromString(message.data)
+                for schema, _, message in make_reader(stream).iter_messages(topics=[topic], log_time_order=False)]
+
+
+def test_each_scene_message_is_the_whole_scene_so_a_model_that_leaves_is_gone(world: World, tmp_path: Path) -> None:
+    """Every message of either scene topic deletes what its topic showed and holds all of its
+    part: the newest alone is the scene (for a new subscriber, or a player seeking in a file)."""
     path = tmp_path / "run.mcap"
     with LiveView(world, port=None, record=path):
         world.step(20)
         world.delete_model("cleaner1")
         world.step(20)
-    with path.open("rb") as stream:
-        updates = [message_class(schema.name, schema.data).FromString(message.data)
-                   for schema, _, message in make_reader(stream).iter_messages(topics=["/scene"])]
-    deleted = [d.id for update in updates for d in update.deletions]
-    assert deleted == ["model/cleaner1"]
+    updates = _scene_updates(path)
+    assert all([d.type for d in update.deletions] == [1] for update in updates)  # ALL, first
+    ids = [{e.id for e in update.entities} for update in updates]
+    assert ids[0] == {"model/cleaner1", "crowd/people"} and ids[-1] == {"crowd/people"}
+    still = _scene_updates(path, "/scene/static")
+    assert len(still) == 1 and {e.id for e in still[0].entities} == {"layer/2d"}
 
 
 def test_closing_leaves_the_step_loop_and_may_be_repeated(world: World) -> None:
@@ -255,15 +269,11 @@ def test_another_world_replaces_the_first_in_the_view(world: World, tmp_path: Pa
             other.step(20)
     finally:
         other.close()
-    with path.open("rb") as stream:
-        updates = [message_class(schema.name, schema.data).FromString(message.data)
-                   for schema, _, message in make_reader(stream).iter_messages(topics=["/scene"], log_time_order=False)]
-    switch = next(i for i, update in enumerate(updates) if any(d.type == 1 for d in update.deletions))  # ALL
     # (in the order written: the new world's sim time starts again at 0)
-    before = {e.id for update in updates[:switch] for e in update.entities}
-    after = {e.id for update in updates[switch:] for e in update.entities}
-    assert "crowd/people" in before and "crowd/people" not in after
-    assert any(i.startswith("layer/") for i in after) and any(i.startswith("model/") for i in after)
+    moving = [{e.id for e in update.entities} for update in _scene_updates(path)]
+    still = [{e.id for e in update.entities} for update in _scene_updates(path, "/scene/static")]
+    assert "crowd/people" in moving[0] and "crowd/people" not in moving[-1] and moving[-1]
+    assert len(still) == 2 and still[0] != still[-1] and any(i.startswith("layer/") for i in still[-1])
 
 
 def test_a_model_spawned_later_brings_its_laser_s_channel(world: World, tmp_path: Path) -> None:
@@ -293,7 +303,7 @@ def test_a_long_recording_is_cut_into_files_and_only_the_newest_are_kept(world: 
         assert file.stat().st_size < 2**20 + 2**20  # about the limit: one chunk at most beyond it
         with file.open("rb") as stream:
             reader = make_reader(stream)
-            first = next(reader.iter_messages(topics=["/scene"], log_time_order=False))
+            first = next(reader.iter_messages(topics=["/scene/static"], log_time_order=False))
             update = message_class(first[0].name, first[0].data).FromString(first[2].data)
         assert "layer/2d" in {entity.id for entity in update.entities}  # each file replays alone
 
@@ -322,7 +332,7 @@ def test_the_record_program_cuts_long_runs_into_files(tmp_path: Path, capsys) ->
 def test_a_client_that_comes_while_the_world_is_paused_gets_everything_once(world: World) -> None:
     """Paused: a new subscriber gets the scene and each sensor's newest data; the same scene is
     not sent again and again (about once a wall second at most, besides changes)."""
-    topics = ("/scene", "/tf", "/scan", "/image_raw", "/odometry/ground_truth")
+    topics = ("/scene", "/scene/static", "/tf", "/scan", "/image_raw", "/odometry/ground_truth")
     with LiveView(world, port=0) as view:
         world.step(50)  # scans, pictures and odometry exist
         world.time.paused = True

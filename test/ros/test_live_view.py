@@ -33,12 +33,14 @@ def test_a_client_sees_the_node_s_world_and_its_scans(ros_context) -> None:
         assert view.world is h.server.world and view.url.startswith("ws://localhost:")
         client = Client(view.url)
         try:
-            client.until(lambda: {"/scene", "/scan"} <= client.topics(), between=lambda: h.run_ticks(2))
-            client.subscribe("/scene", "/scan")
-            client.until(lambda: {"/scene", "/scan"} <= set(client.messages), between=lambda: h.run_ticks(5))
+            topics = {"/scene", "/scene/static", "/scan"}
+            client.until(lambda: topics <= client.topics(), between=lambda: h.run_ticks(2))
+            client.subscribe(*topics)
+            client.until(lambda: topics <= set(client.messages), between=lambda: h.run_ticks(5))
         finally:
             client.close()
-        ids = {entity.id for update in client.messages["/scene"] for entity in update.entities}
+        ids = {entity.id for topic in ("/scene", "/scene/static") for update in client.messages[topic]
+               for entity in update.entities}
         assert {"layer/2d", "model/cleaner1", "crowd/people"} <= ids
         assert len(client.messages["/scan"][-1].ranges) == 1081  # scanned for the view: no ROS subscriber
         assert client.times
