@@ -22,10 +22,10 @@ from Box2D import b2
 from foxglove.channels import FrameTransformsChannel, SceneUpdateChannel
 from foxglove.messages import SceneEntityDeletion, SceneEntityDeletionType, SceneUpdate
 
+from sim_server.core.format.entity_names import frame_id
 from sim_server.live.ros2_messages import clock_cdr, tf_message_cdr
 from sim_server.live.scene import (
-    PlanarTransform, crowd_entity, frame_transforms, layer_entity, model_entity,
-    planar_transforms, stamp,
+    WORLD_FRAME, PlanarTransform, crowd_entity, frame_transforms, layer_entity, model_entity, planar_transforms, stamp,
 )
 from sim_server.live.sensors import Sensors, Source, ros2_channel
 
@@ -40,6 +40,17 @@ STATIC_SCENE_TOPIC = "/scene/static"
 MAX_FRESH_TOPICS = 4096
 TF_TOPIC = "/tf"
 CLOCK_TOPIC = "/clock"
+
+
+def shared_frame_prefixes(models: list[Any]) -> dict[str, str]:
+    """``{model: "<model>/"}`` for each model with a body frame another model has too (the ROS
+    rule names frames by namespace, and models without one share them), else ``{}`` for it."""
+    owners: dict[str, set[str]] = {}
+    for model in models:
+        for body in model.bodies:
+            owners.setdefault(frame_id(model.namespace, body), set()).add(model.name)
+    shared = {name for names in owners.values() if len(names) > 1 for name in names}
+    return {name: f"{name}/" for name in sorted(shared)}
 
 
 def _moves(model: Any) -> bool:
@@ -89,7 +100,10 @@ class Feed:
         self._tf: Any = ros2_channel(TF_TOPIC, "tf2_msgs/msg/TFMessage", context) if ros2 else FrameTransformsChannel(
             TF_TOPIC, context=context)
         self._clock = ros2_channel(CLOCK_TOPIC, "rosgraph_msgs/msg/Clock", context) if ros2 else None
-        self._sensors = Sensors(context, ros2)
+        #: Each model's prefix of its frames: "<model>/" where models would share a frame name
+        #: (models without a namespace: copies of a learning world, say), else "".
+        self._prefixes: dict[str, str] = {}
+        self._sensors = Sensors(context, ros2, self.frame)
         #: What the still scene was last sent of: the walls' version and the still models.
         self._static_sent: tuple[int, frozenset[str]] | None = None
         #: The sensors somebody listens to, as the last update found them.
@@ -150,7 +164,7 @@ class Feed:
         """The tree now: ``map`` to every body, the sensors' frames (frame names as the ROS
         node's)."""
         self._find()
-        return planar_transforms(self.world.models.values(), self._sensors.transforms())
+        return planar_transforms(self.world.models.values(), self._sensors.transforms(), self._prefixes)
 
     def _send_scene(self, now: int) -> None:
         """Each scene topic's message holds the whole of its part (after deleting all it showed
@@ -176,12 +190,25 @@ class Feed:
             entities += [crowd_entity(crowd.name, crowd.circles(), now) for crowd in world.crowds]
             self._scene.log(SceneUpdate(deletions=clear, entities=entities), log_time=now)
 
+    def frame(self, plugin: Any, frame: str) -> str:
+        """The name the view gives ``frame`` of ``plugin``'s model (the ROS name, after the
+        model's prefix; the world frame stays)."""
+        if frame == WORLD_FRAME:
+            return frame
+        model = getattr(plugin, "model", None)
+        return (self._prefixes.get(model.name, "") if model is not None else "") + frame
+
     def _find(self) -> None:
-        """Find the sensors and the moving models again, after models came or left."""
+        """Find the sensors, the moving models and the frames' prefixes again, after models
+        came or left (a change of prefixes makes the sensors' channels anew)."""
         if self._dirty:
             self._dirty = False
             models = list(self.world.models.values())
             self._moving = {model.name for model in models if _moves(model)}
+            prefixes = shared_frame_prefixes(models)
+            if prefixes != self._prefixes:
+                self._prefixes = prefixes
+                self._sensors.close()
             self._sensors.find([plugin for model in models for plugin in self.world.plugins.plugins_of(model)])
 
     def send_new_scans(self) -> None:

@@ -12,8 +12,9 @@ Foxglove's 3D panel draws the world with no configuration:
   when the laser made them;
 * transforms (:class:`~foxglove.messages.FrameTransforms`) with the frame names of the ROS
   node's TF tree (the reference's rule: ``<namespace>_<body>``, the body's name alone in a model
-  without a namespace): ``map`` to each body where it is (ground truth), each laser's body to
-  the laser's frame.
+  without a namespace; where models would share a name, each model's frames are prefixed with
+  ``<model>/``): ``map`` to each body where it is (ground truth), each laser's body to the
+  laser's frame.
 
 Functions here build messages only; :mod:`sim_server.live.view` decides when to send them.
 Units: metres, radians; stamps are sim time in nanoseconds.
@@ -22,7 +23,7 @@ Units: metres, radians; stamps are sim time in nanoseconds.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 from foxglove.messages import (
@@ -121,15 +122,19 @@ def crowd_entity(name: str, circles: np.ndarray, time_ns: int) -> SceneEntity:
 PlanarTransform = tuple[str, str, float, float, float, bool]
 
 
-def planar_transforms(models: Iterable["Model"], fixed: Iterable[PlanarTransform]) -> list[PlanarTransform]:
-    """``map`` to every body of ``models`` where it is now (frames as ROS names them), then the
-    ``fixed`` ones (a laser's)."""
+def planar_transforms(models: Iterable["Model"], fixed: Iterable[PlanarTransform],
+                      prefixes: Mapping[str, str] | None = None) -> list[PlanarTransform]:
+    """``map`` to every body of ``models`` where it is now (frames as ROS names them, after the
+    model's prefix in ``prefixes``, if any), then the ``fixed`` ones (a laser's)."""
     transforms = []
+    prefixes = prefixes or {}
     for model in models:
+        prefix = prefixes.get(model.name, "")
         for name, body in model.bodies.items():
             physics = body.physics_body
             x, y = physics.position
-            transforms.append((WORLD_FRAME, frame_id(model.namespace, name), float(x), float(y), float(physics.angle), False))
+            transforms.append((WORLD_FRAME, prefix + frame_id(model.namespace, name), float(x), float(y),
+                               float(physics.angle), False))
     transforms.extend(fixed)
     return transforms
 

@@ -29,6 +29,13 @@ from sim_server.live.scene import PlanarTransform, laser_scan, stamp
 #: Bytes per pixel of a camera's pictures (rgb8).
 RGB = 3
 
+#: The frame the view names a plugin's frame by (see :meth:`sim_server.live.feed.Feed.frame`).
+Rename = Callable[[Any, str], str]
+
+
+def _same(plugin: Any, frame: str) -> str:
+    return frame
+
 
 def ros2_channel(topic: str, type_name: str, context: foxglove.Context) -> foxglove.Channel:
     """A channel of the ROS 2 message ``type_name`` (CDR, its ``ros2msg`` schema)."""
@@ -66,10 +73,11 @@ class Source:
                 self.channel.log(message, log_time=made)
 
 
-def laser_source(plugin: Any, context: foxglove.Context, ros2: bool) -> Source:
+def laser_source(plugin: Any, context: foxglove.Context, ros2: bool, rename: Rename = _same) -> Source:
     topic = _topic(plugin.topic_name)
+    frame = rename(plugin, plugin.frame_id)
     if ros2:
-        cdr = LaserScanCdr(plugin.frame_id, plugin.angle_min, plugin.angle_max, plugin.angle_increment, 0.0, plugin.range)
+        cdr = LaserScanCdr(frame, plugin.angle_min, plugin.angle_max, plugin.angle_increment, 0.0, plugin.range)
 
         def message() -> Any:
             if plugin.last_ranges is None:
@@ -83,14 +91,15 @@ def laser_source(plugin: Any, context: foxglove.Context, ros2: bool) -> Source:
         def message() -> Any:
             if plugin.last_ranges is None:
                 return None
-            return laser_scan(plugin.last_ranges, plugin.scanner.local_angles, plugin.frame_id, plugin.last_scan_ns)
+            return laser_scan(plugin.last_ranges, plugin.scanner.local_angles, frame, plugin.last_scan_ns)
 
         channel = LaserScanChannel(topic, context=context)
     return Source(plugin, topic, channel, lambda: plugin.last_scan_ns, message)
 
 
-def camera_source(plugin: Any, context: foxglove.Context, ros2: bool) -> Source:
+def camera_source(plugin: Any, context: foxglove.Context, ros2: bool, rename: Rename = _same) -> Source:
     topic = _topic(plugin.topic_name)
+    frame = rename(plugin, plugin.frame_id)
 
     def made() -> int:
         return -1 if plugin.last_time_ns is None else plugin.last_time_ns
@@ -101,23 +110,25 @@ def camera_source(plugin: Any, context: foxglove.Context, ros2: bool) -> Source:
             return None
         height, width = image.shape[:2]
         if ros2:
-            return image_cdr(plugin.last_time_ns, plugin.frame_id, image.tobytes(), width, height)
-        return RawImage(timestamp=stamp(plugin.last_time_ns), frame_id=plugin.frame_id, width=width, height=height,
+            return image_cdr(plugin.last_time_ns, frame, image.tobytes(), width, height)
+        return RawImage(timestamp=stamp(plugin.last_time_ns), frame_id=frame, width=width, height=height,
                         encoding="rgb8", step=width * RGB, data=image.tobytes())
 
     channel = ros2_channel(topic, "sensor_msgs/msg/Image", context) if ros2 else RawImageChannel(topic, context=context)
     return Source(plugin, topic, channel, made, message)
 
 
-def odometry_sources(plugin: Any, context: foxglove.Context) -> list[Source]:
+def odometry_sources(plugin: Any, context: foxglove.Context, rename: Rename = _same) -> list[Source]:
     """The noisy odometry and the ground truth of a drive (nav_msgs/Odometry either way: the
     Foxglove SDK has no well-known odometry, and Foxglove draws this one)."""
     odometry = plugin.odometry
+    child = rename(plugin, odometry.child_frame_id)
     sources = []
     for topic, frame, state, covariances in (
-        (odometry.odom_topic, odometry.odom_frame_id, lambda: odometry.last_odometry,
+        (odometry.odom_topic, rename(plugin, odometry.odom_frame_id), lambda: odometry.last_odometry,
          (odometry.pose_covariance, odometry.twist_covariance)),
-        (odometry.truth_topic, odometry.ground_truth_frame_id, lambda: odometry.last_truth, ((0.0,) * 36, (0.0,) * 36)),
+        (odometry.truth_topic, rename(plugin, odometry.ground_truth_frame_id), lambda: odometry.last_truth,
+         ((0.0,) * 36, (0.0,) * 36)),
     ):
         def made(state=state) -> int:
             last = state()
@@ -128,7 +139,7 @@ def odometry_sources(plugin: Any, context: foxglove.Context) -> list[Source]:
             if last is None:
                 return None
             pose = last.pose
-            return odometry_cdr(last.stamp_ns, frame, odometry.child_frame_id, pose.x, pose.y, pose.theta, last.vx, last.vy,
+            return odometry_cdr(last.stamp_ns, frame, child, pose.x, pose.y, pose.theta, last.vx, last.vy,
                                 last.wz, *covariances)
 
         sources.append(Source(plugin, _topic(topic), ros2_channel(_topic(topic), "nav_msgs/msg/Odometry", context), made,
@@ -139,9 +150,10 @@ def odometry_sources(plugin: Any, context: foxglove.Context) -> list[Source]:
 class Sensors:
     """Every sensor of a world with its channels (made on first sight, closed when it leaves)."""
 
-    def __init__(self, context: foxglove.Context, ros2: bool) -> None:
+    def __init__(self, context: foxglove.Context, ros2: bool, rename: Rename = _same) -> None:
         self._context = context
         self._ros2 = ros2
+        self._rename = rename
         #: The sources of each plugin, by the plugin's id.
         self.by_plugin: dict[int, list[Source]] = {}
 
@@ -160,11 +172,11 @@ class Sensors:
             if key not in self.by_plugin:
                 kind = _kind(plugin)
                 if kind == "laser":
-                    self.by_plugin[key] = [laser_source(plugin, self._context, self._ros2)]
+                    self.by_plugin[key] = [laser_source(plugin, self._context, self._ros2, self._rename)]
                 elif kind == "camera":
-                    self.by_plugin[key] = [camera_source(plugin, self._context, self._ros2)]
+                    self.by_plugin[key] = [camera_source(plugin, self._context, self._ros2, self._rename)]
                 else:
-                    self.by_plugin[key] = odometry_sources(plugin, self._context)
+                    self.by_plugin[key] = odometry_sources(plugin, self._context, self._rename)
 
     def close(self) -> None:
         for source in self.sources:
@@ -179,16 +191,19 @@ class Sensors:
         for sources in self.by_plugin.values():
             plugin = sources[0].plugin
             kind = _kind(plugin)
+            name = self._rename
             if kind == "laser":
                 o = plugin.origin
-                transforms.append((plugin.body_frame_id, plugin.frame_id, o.x, o.y, o.theta, bool(plugin.upside_down)))
+                transforms.append((name(plugin, plugin.body_frame_id), name(plugin, plugin.frame_id), o.x, o.y, o.theta,
+                                   bool(plugin.upside_down)))
             elif kind == "camera":
                 pose = plugin.frame_pose()
-                transforms.append((plugin.body_frame_id, plugin.frame_id, pose.x, pose.y, pose.theta, True))
+                transforms.append((name(plugin, plugin.body_frame_id), name(plugin, plugin.frame_id), pose.x, pose.y,
+                                   pose.theta, True))
             else:
                 odometry = plugin.odometry
                 if odometry.odom_frame_id != odometry.ground_truth_frame_id:
-                    odometry_frames.add((odometry.ground_truth_frame_id, odometry.odom_frame_id))
+                    odometry_frames.add((name(plugin, odometry.ground_truth_frame_id), name(plugin, odometry.odom_frame_id)))
         transforms.extend((parent, child, 0.0, 0.0, 0.0, False) for parent, child in sorted(odometry_frames))
         return transforms
 

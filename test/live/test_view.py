@@ -348,3 +348,56 @@ def test_a_client_that_comes_while_the_world_is_paused_gets_everything_once(worl
             client.close()
     assert world.time.iterations == 50
     assert len(client.messages["/scene"]) - counted <= 3
+
+
+def test_models_that_would_share_frame_names_get_their_own(tmp_path: Path) -> None:
+    """Four robots without a namespace (the learning crowd world) would all name their frames
+    ``base`` and ``laser``: each model's frames are prefixed with its name, scans included, so
+    every robot and scan shows where it is."""
+    crowd = World.from_file(REPO_ROOT / "config" / "worlds" / "learning" / "crowd.yaml")
+    path = tmp_path / "run.mcap"
+    try:
+        with LiveView(crowd, port=None, record=path):
+            crowd.step(20)
+        names = sorted(crowd.models)
+    finally:
+        crowd.close()
+    with path.open("rb") as stream:
+        reader = make_reader(stream)
+        decoded = {}
+        for schema, channel, message in reader.iter_messages(log_time_order=False):
+            if schema.encoding == "protobuf":
+                decoded.setdefault(channel.topic, []).append(message_class(schema.name, schema.data).FromString(message.data))
+    children = [t.child_frame_id for t in decoded["/tf"][-1].transforms]
+    assert len(children) == len(set(children))  # every frame once
+    assert {f"{name}/{frame}" for name in names for frame in ("base", "laser")} <= set(children)
+    scan_frames = {scan.frame_id for topic, messages in decoded.items() if topic.endswith("scan") for scan in messages}
+    assert scan_frames and scan_frames <= set(children)
+
+
+def test_a_learning_vector_environment_is_watched_whole() -> None:
+    """``LiveView(envs.unwrapped.world)``: every copy of the vector environment, each robot's
+    frames its own (the copies' models have no namespace)."""
+    import gymnasium
+
+    import sim_server.learning  # noqa: F401 - registers the environments
+
+    envs = gymnasium.make_vec("sim_server.learning:sim_server/Navigation-v0", num_envs=3)
+    try:
+        envs.reset(seed=1)
+        world = envs.unwrapped.world
+        with LiveView(world, port=0) as view:
+            client = Client(view.url)
+            try:
+                client.until(lambda: {"/tf", "/scene"} <= client.topics())
+                client.subscribe("/tf", "/scene")
+                client.until(lambda: {"/tf", "/scene"} <= set(client.messages),
+                             between=lambda: envs.step(envs.action_space.sample()))
+            finally:
+                client.close()
+        robots = [name for name in world.models]
+    finally:
+        envs.close()
+    children = [t.child_frame_id for t in client.messages["/tf"][-1].transforms]
+    assert len(robots) == 3 and len(children) == len(set(children))
+    assert {entity.id for entity in client.messages["/scene"][-1].entities} >= {f"model/{name}" for name in robots}
