@@ -73,6 +73,7 @@ setup(
             "Camera = sim_plugins.camera:Camera",
             "Tween = sim_plugins.tween:Tween",
             "ModelTfPublisher = sim_plugins.model_tf_publisher:ModelTfPublisher",
+            "Imu = sim_plugins.imu:Imu",
         ],
         "sim_server.world_plugins": [],
     },

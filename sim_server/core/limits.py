@@ -104,6 +104,8 @@ ANGULAR_SPEED = Range(-1.0e4, 1.0e4, "rad/s")
 TORQUE = Range(0.0, 1.0e9, "N m")
 #: Noise standard deviations (m, rad, m/s ...).
 NOISE = Range(0.0, 1.0e4)
+#: Entries of a covariance matrix (off-diagonal ones may be negative).
+COVARIANCE = Range(-1.0e4, 1.0e4)
 #: Geodetic reference of GPS (degrees).
 LATITUDE = Range(-90.0, 90.0, "deg")
 LONGITUDE = Range(-180.0, 180.0, "deg")
