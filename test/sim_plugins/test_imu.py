@@ -177,3 +177,35 @@ def test_bad_keys_are_one_line_naming_the_key(tmp_path: Path, keys: str, fault: 
         finally:
             world.close()
     assert fault in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_over_ros_the_imu_publishes_its_readings_and_frame(ros_context, tmp_path: Path) -> None:
+    """On ROS: sensor_msgs/Imu on imu/filtered and imu/ground_truth in the model's namespace,
+    in its frame, with the covariances asked for; body -> IMU frame on /tf_static."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import Imu as ImuMessage
+    from tf2_msgs.msg import TFMessage
+
+    from test.ros.conftest import Harness
+
+    (tmp_path / "robot.model.yaml").write_text(ROBOT.format(
+        drive="", imu="    linear_acceleration_noise: [0.01, 0.01, 0]\n    origin: [0.1, 0, 0]\n    pub_rate: 50"))
+    (tmp_path / "world.yaml").write_text(
+        "properties: {}\nmodels:\n  - {name: bot, model: robot.model.yaml, namespace: bot, pose: [1, 2, 0.5]}\n")
+    harness = Harness(ros_context, tmp_path / "world.yaml")
+    try:
+        got: dict[str, list] = {"/bot/imu/filtered": [], "/bot/imu/ground_truth": []}
+        for topic, messages in got.items():
+            harness.client.create_subscription(ImuMessage, topic, messages.append, 10)
+        statics: list = []
+        harness.client.create_subscription(TFMessage, "/tf_static", statics.append, QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE))
+        harness.run_until(lambda: all(len(m) >= 3 for m in got.values()) and bool(statics), "IMU messages")
+    finally:
+        harness.close()
+    noisy, truth = got["/bot/imu/filtered"][-1], got["/bot/imu/ground_truth"][-1]
+    assert noisy.header.frame_id == truth.header.frame_id == "bot_imu"
+    assert 2 * math.atan2(truth.orientation.z, truth.orientation.w) == pytest.approx(0.5)
+    assert list(noisy.linear_acceleration_covariance)[:2] == [0.01, 0.0] and list(truth.linear_acceleration_covariance) == [0.0] * 9
+    pairs = {(t.header.frame_id, t.child_frame_id): t for message in statics for t in message.transforms}
+    assert pairs[("bot_base", "bot_imu")].transform.translation.x == pytest.approx(0.1)
