@@ -204,6 +204,7 @@ def test_every_bundled_model_has_one_parent_per_frame(ros_context, tf_warnings: 
         turtlebot = namespace["demo/turtlebot.model.yaml"]
         assert recorder.parents[f"{turtlebot}_base"] == {f"{turtlebot}_map"}
         assert recorder.parents[f"{turtlebot}_map"] == {"map"}
+        assert recorder.parents[f"{turtlebot}_imu"] == {f"{turtlebot}_base"}  # its Imu
         # The demo's cleaner: base under map, the wheels under base (ModelTfPublisher).
         cleaner = namespace["demo/cleaner.model.yaml"]
         assert recorder.parents[f"{cleaner}_base"] == {"map"}
