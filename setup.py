@@ -74,6 +74,7 @@ setup(
             "Tween = sim_plugins.tween:Tween",
             "ModelTfPublisher = sim_plugins.model_tf_publisher:ModelTfPublisher",
             "Imu = sim_plugins.imu:Imu",
+            "Range = sim_plugins.range_sensor:RangeSensor",
         ],
         "sim_server.world_plugins": [],
     },
