@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sim_server.live.scene import WORLD_FRAME
+from sim_server.live.sensors import absolute_topic
 
 if TYPE_CHECKING:
     from sim_server.core.world import World
@@ -42,22 +43,18 @@ BUTTONS = (
 )
 
 
-def _topic(name: str) -> str:
-    return "/" + name.lstrip("/")
-
-
 def world_topics(world: "World") -> tuple[list[str], list[str], list[str]]:
     """The topics of ``world``'s lasers, cameras and drives' commands (sorted)."""
     lasers, cameras, drives = set(), set(), set()
     for model in world.models.values():
         for plugin in world.plugins.plugins_of(model):
             if hasattr(plugin, "scanner") and hasattr(plugin, "topic_name"):
-                lasers.add(_topic(plugin.topic_name))
+                lasers.add(absolute_topic(plugin.topic_name))
             elif hasattr(plugin, "last_image") and hasattr(plugin, "topic_name"):
-                cameras.add(_topic(plugin.topic_name))
+                cameras.add(absolute_topic(plugin.topic_name))
             command = getattr(plugin, "command", None)
             if isinstance(getattr(command, "topic", None), str):
-                drives.add(_topic(command.topic))
+                drives.add(absolute_topic(command.topic))
     return sorted(lasers), sorted(cameras), sorted(drives)
 
 
@@ -128,7 +125,7 @@ def world_bounds(world: "World") -> tuple[float, float, float, float]:
 def world_layout(world: "World") -> dict[str, Any]:
     """The layout for ``world``'s sensors and drives, fitted to its walls and models."""
     lasers, cameras, drives = world_topics(world)
-    odometry = sorted({_topic(plugin.odometry.odom_topic) for model in world.models.values()
+    odometry = sorted({absolute_topic(plugin.odometry.odom_topic) for model in world.models.values()
                        for plugin in world.plugins.plugins_of(model)
                        if getattr(getattr(plugin, "odometry", None), "enabled", False)})
     return layout(lasers, cameras, drives, odometry, world_bounds(world))

@@ -14,7 +14,7 @@ Units: metres, radians; stamps are sim time in nanoseconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import foxglove
@@ -43,7 +43,8 @@ def ros2_channel(topic: str, type_name: str, context: foxglove.Context) -> foxgl
     return foxglove.Channel(topic, schema=schema, message_encoding=MESSAGE_ENCODING, context=context)
 
 
-def _topic(name: str) -> str:
+def absolute_topic(name: str) -> str:
+    """``name`` with one leading ``/`` (the view's topics are absolute)."""
     return "/" + name.lstrip("/")
 
 
@@ -61,7 +62,6 @@ class Source:
     sent_ns: int = -1
     #: Whether new data is sent as it comes (scans, pictures), not only at updates.
     streamed: bool = True
-    extra: list[Any] = field(default_factory=list)
 
     def send_new(self) -> None:
         """The newest data, if it is newer than the last sent."""
@@ -74,7 +74,7 @@ class Source:
 
 
 def laser_source(plugin: Any, context: foxglove.Context, ros2: bool, rename: Rename = _same) -> Source:
-    topic = _topic(plugin.topic_name)
+    topic = absolute_topic(plugin.topic_name)
     frame = rename(plugin, plugin.frame_id)
     if ros2:
         cdr = LaserScanCdr(frame, plugin.angle_min, plugin.angle_max, plugin.angle_increment, 0.0, plugin.range)
@@ -98,7 +98,7 @@ def laser_source(plugin: Any, context: foxglove.Context, ros2: bool, rename: Ren
 
 
 def camera_source(plugin: Any, context: foxglove.Context, ros2: bool, rename: Rename = _same) -> Source:
-    topic = _topic(plugin.topic_name)
+    topic = absolute_topic(plugin.topic_name)
     frame = rename(plugin, plugin.frame_id)
 
     def made() -> int:
@@ -142,7 +142,7 @@ def odometry_sources(plugin: Any, context: foxglove.Context, rename: Rename = _s
             return odometry_cdr(last.stamp_ns, frame, child, pose.x, pose.y, pose.theta, last.vx, last.vy,
                                 last.wz, *covariances)
 
-        sources.append(Source(plugin, _topic(topic), ros2_channel(_topic(topic), "nav_msgs/msg/Odometry", context), made,
+        sources.append(Source(plugin, absolute_topic(topic), ros2_channel(absolute_topic(topic), "nav_msgs/msg/Odometry", context), made,
                               message, streamed=False))
     return sources
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from sim_server.core import limits
 from sim_server.core.errors import one_line
+from sim_server.live.sensors import absolute_topic
 
 if TYPE_CHECKING:
     from sim_server.core.world import World
@@ -41,10 +42,6 @@ WARNING_PERIOD = 5.0
 ANY_WARNING_PERIOD = 1.0
 #: The encoding of the messages taken.
 JSON = "json"
-
-
-def _topic(name: str) -> str:
-    return "/" + name.lstrip("/")
 
 
 def twist_command(data: bytes) -> tuple[float, float]:
@@ -100,7 +97,7 @@ class _Drives:
                 for plugin in self.world.plugins.plugins_of(model):
                     command = getattr(plugin, "command", None)
                     if command is not None and isinstance(getattr(command, "topic", None), str):
-                        found.setdefault(_topic(command.topic), []).append(command)
+                        found.setdefault(absolute_topic(command.topic), []).append(command)
             self.by_topic = found
         return self.by_topic
 
@@ -130,7 +127,7 @@ class Teleop:
     # ------------------------------------------------------------------ the SDK's threads
     def advertised(self, client_id: int, channel_id: int, topic: str, encoding: str) -> None:
         """A client advertised a channel to publish on."""
-        topic = _topic(topic)
+        topic = absolute_topic(topic)
         if encoding != JSON:
             self._warn(topic, f'{topic}: the simulator takes JSON messages, not "{one_line(encoding, 40)}"')
             return
