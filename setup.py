@@ -66,6 +66,8 @@ setup(
         "sim_server.model_plugins": [
             "DiffDrive = sim_plugins.diff_drive:DiffDrive",
             "TricycleDrive = sim_plugins.tricycle_drive:TricycleDrive",
+            "AckermannDrive = sim_plugins.ackermann_drive:AckermannDrive",
+            "OmniDrive = sim_plugins.omni_drive:OmniDrive",
             "Laser = sim_plugins.laser:Laser",
             "Bumper = sim_plugins.bumper:Bumper",
             "BoolSensor = sim_plugins.bool_sensor:BoolSensor",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from sim_server.core import limits as bounds
+from sim_server.core.geometry import offset_point_velocity
 from sim_server.core.motion.dynamics_limits import DynamicsLimits
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.plugins import PluginContext, TimeKeeper, YamlReader
@@ -66,24 +67,33 @@ class DriveBatch:
     """The bodies of a batch of drive plugins, moved in one compiled call per step.
 
     Each plugin has a ``body`` and an ``odometry`` (:class:`~sim_plugins.odometry.OdometryPublisher`).
-    Fill :attr:`forward` and :attr:`turn_rate`, call :meth:`drive`, then publish odometry for
+    Fill :attr:`forward` and :attr:`turn_rate` (and :attr:`lateral` for drives that slide
+    sideways), call :meth:`drive`, then publish odometry for
     the plugins :meth:`odometry_due` lists (drives are grouped by odometry rate, and each
     group's timer is asked once).
 
     Args:
         plugins: the drive plugins.
         moving_points: per plugin, where its body's centre of mass is (m, body frame) from the
-            point that moves ``forward`` along the body's x axis (the origin for DiffDrive, the
-            rear axle's midpoint for TricycleDrive).
+            point that moves ``forward`` along the body's x axis (the origin for DiffDrive and
+            OmniDrive, the rear axle's midpoint for TricycleDrive and AckermannDrive).
+        origins: per plugin, where its body's origin is (m, body frame) from that point (default
+            there): the odometry's velocity is the origin's.
     """
 
-    def __init__(self, plugins: Sequence[Any], moving_points: Sequence[tuple[float, float]]) -> None:
+    def __init__(
+        self, plugins: Sequence[Any], moving_points: Sequence[tuple[float, float]],
+        origins: Sequence[tuple[float, float]] | None = None,
+    ) -> None:
         self.plugins = list(plugins)
         count = len(self.plugins)
         self.bodies = BodyBatch(plugin.body for plugin in self.plugins)
         self.moving_points = np.array(moving_points, dtype=np.float64).reshape(count, 2)
-        #: Per plugin, the forward speed (m/s) and the turn rate (rad/s) :meth:`drive` sets.
+        self.origins = np.zeros((count, 2)) if origins is None else np.array(origins, dtype=np.float64).reshape(count, 2)
+        #: Per plugin, the forward and sideways (to the left) speeds (m/s) and the turn rate
+        #: (rad/s) :meth:`drive` sets.
         self.forward = np.zeros(count)
+        self.lateral = np.zeros(count)
         self.turn_rate = np.zeros(count)
         #: After :meth:`drive`: the poses (x, y in m, angle in rad) before the step and the
         #: bodies' origins' velocities (m/s, m/s, rad/s) before :meth:`drive` set new ones.
@@ -95,9 +105,11 @@ class DriveBatch:
         self._odometry_groups = list(groups.values())
 
     def drive(self) -> None:
-        """Read every body's pose and velocity, then set its velocity from :attr:`forward` and
-        :attr:`turn_rate`."""
-        self.bodies.drive_unicycles(self.forward, self.turn_rate, self.moving_points, self.poses, self.velocities)
+        """Read every body's pose and velocity, then set its velocity from :attr:`forward`,
+        :attr:`lateral` and :attr:`turn_rate`."""
+        self.bodies.drive_planar(
+            self.forward, self.lateral, self.turn_rate, self.moving_points, self.poses, self.velocities
+        )
 
     def odometry_due(self, time: TimeKeeper) -> list[tuple[int, Any]]:
         """(index, plugin) of each plugin whose odometry is due now; :attr:`poses` and
@@ -107,3 +119,36 @@ class DriveBatch:
             if group[0][1].odometry.timer.check(time):
                 due += group
         return due
+
+    def record(self, stamp_ns: int) -> "DriveRecord":
+        """The bodies' state now (after :meth:`drive`), copied, for odometry built when read."""
+        return DriveRecord(stamp_ns, self.poses, self.forward, self.lateral, self.turn_rate, self.origins)
+
+
+class DriveRecord:
+    """The bodies of a batch of drives at one time (``stamp_ns``): poses (m, rad), the speeds
+    set (forward and sideways m/s, turn rate rad/s) and the origins' offsets from the moving
+    points (m, body frame), copied; a drive's odometry is built from it only when read
+    (:meth:`~sim_plugins.odometry.OdometryPublisher.defer`), the same numbers as measuring at once."""
+
+    __slots__ = ("stamp_ns", "poses", "forward", "lateral", "turn_rate", "origins")
+
+    def __init__(
+        self, stamp_ns: int, poses: np.ndarray, forward: np.ndarray, lateral: np.ndarray, turn_rate: np.ndarray,
+        origins: np.ndarray,
+    ) -> None:
+        self.stamp_ns = stamp_ns
+        self.poses, self.forward, self.lateral = poses.copy(), forward.copy(), lateral.copy()
+        self.turn_rate, self.origins = turn_rate.copy(), origins  # (origins never change)
+
+    def state(self, index: int) -> tuple[float, float, float, float, float, float]:
+        """x, y, theta (m, rad), the world velocity of the origin (m/s) and the turn rate (rad/s)
+        of drive ``index``."""
+        x, y, theta = self.poses[index].tolist()
+        turn_rate = float(self.turn_rate[index])
+        origin_x, origin_y = self.origins[index].tolist()
+        vx, vy = offset_point_velocity(
+            float(self.forward[index]), float(self.lateral[index]), turn_rate, math.cos(theta), math.sin(theta),
+            origin_x, origin_y,
+        )
+        return x, y, theta, vx, vy, turn_rate

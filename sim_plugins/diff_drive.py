@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from sim_server.core.geometry import Pose2D, offset_point_velocity
+from sim_server.core.motion import drive_kernels
 from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
-from sim_plugins.common import DriveBatch, body_of, read_dynamics
-from sim_plugins.odometry import OdometryPublisher
+from sim_plugins.common import DriveBatch, DriveRecord, body_of, read_dynamics
+from sim_plugins.odometry import OdometryPublisher, odometry_transform
 from sim_plugins.velocity_command import VelocityCommand
 
 
@@ -32,8 +31,10 @@ class DiffDrive(ModelPlugin):
 
     @classmethod
     def prepare(cls) -> None:
-        """The compiled batch access to Box2D's bodies, ready before the first drive."""
+        """The compiled batch access to Box2D's bodies and the drives' arithmetic, ready before
+        the first drive."""
         memory_access_works()
+        drive_kernels.warm_up()
 
     def on_initialize(self, config: YamlReader) -> None:
         # What on_shutdown releases, so that it can after a failure anywhere below.
@@ -50,7 +51,6 @@ class DiffDrive(ModelPlugin):
         self.angular_limits = read_dynamics(config, "angular_dynamics")
         twist_topic = config.get_str("twist_pub", "twist")
         enable_twist = config.get_bool("enable_twist_pub", True)
-        self.enable_tf = config.get_bool("enable_odom_tf_pub", True)
         #: The body's centre of mass in its own frame (m), fixed once its fixtures are made.
         self._local_center = tuple(self.body.localCenter)
         self._limited = not (self.linear_limits.unlimited and self.angular_limits.unlimited)
@@ -58,7 +58,7 @@ class DiffDrive(ModelPlugin):
         self.angular = 0.0
         self._last_twist = (0.0, 0.0)
         #: A batch's record and this drive's index in it, when the twist is built on reading.
-        self._twist_deferred: tuple[_DriveRecord, int] | None = None
+        self._twist_deferred: tuple[DriveRecord, int] | None = None
         #: Whether anybody subscribes to the odometry or the twist (None without such topics).
         self._topics_listened = None
         node = self.context.ros_node
@@ -67,11 +67,8 @@ class DiffDrive(ModelPlugin):
 
             from sim_server.ros.conversions import set_stamp
             from sim_server.ros.subscriber_check import SubscriberCheck
-            from sim_server.ros.tf_broadcast import broadcaster_for, transform
-            from sim_server.ros.tf_broadcast import update_transform
 
             self._set_stamp = set_stamp
-            self._update_transform = update_transform
             if enable_twist:
                 self._twist_publisher = node.create_publisher(TwistStamped, self.context.topic(twist_topic), 10)
                 self._twist_listened = SubscriberCheck(self._twist_publisher)
@@ -80,19 +77,7 @@ class DiffDrive(ModelPlugin):
             topics = (*self.odometry.publishers, *([self._twist_publisher] if self._twist_publisher else []))
             if topics:
                 self._topics_listened = SubscriberCheck(*topics)
-            if self.enable_tf:
-                self._tf = broadcaster_for(node)
-                self._tf_message = transform(self.odometry.odom_frame_id, self.odometry.child_frame_id, Pose2D(), 0)
-                odom, world_frame = self.odometry.odom_frame_id, self.odometry.ground_truth_frame_id
-                owner = self.context.describe()
-                # Claimed once here (not per send): a second parent of the body is reported.
-                self._tf.claim(self.odometry.child_frame_id, odom, owner)
-                if odom != world_frame:
-                    # Odometry poses are world poses plus noise: the odom frame sits on the world
-                    # frame, so RViz with fixed frame "map" shows the robot without extra nodes.
-                    self._tf.send_static(
-                        [transform(world_frame, odom, Pose2D(), self.context.world.time.time_ns)], owner=owner
-                    )
+        self._tf = odometry_transform(self.context, self.odometry, config)
 
     def before_physics_step(self, time: TimeKeeper) -> None:
         self._update_speeds(time.step_size)
@@ -102,7 +87,7 @@ class DiffDrive(ModelPlugin):
         theta = body.angle
         # The body turns about its origin: its centre of mass is offset from it.
         body.linearVelocity = offset_point_velocity(
-            self.linear, self.angular, math.cos(theta), math.sin(theta), *self._local_center
+            self.linear, 0.0, self.angular, math.cos(theta), math.sin(theta), *self._local_center
         )
         body.angularVelocity = self.angular  # (Box2D wakes the body for any velocity but zero)
         if self.odometry.timer.check(time):
@@ -148,7 +133,7 @@ class DiffDrive(ModelPlugin):
             message.twist.linear.x, message.twist.angular.z = self._last_twist
             self._twist_publisher.publish(message)
         if tf_wanted:
-            self._tf.send([self._update_transform(self._tf_message, noisy.pose, time.time_ns)])
+            self._tf.send(noisy.pose, time.time_ns)
 
     @property
     def last_twist(self) -> tuple[float, float]:
@@ -172,9 +157,7 @@ class DiffDrive(ModelPlugin):
 
     def on_shutdown(self) -> None:
         if self._tf is not None:
-            owner = self.context.describe()
-            self._tf.remove_static([self.odometry.odom_frame_id], owner=owner)
-            self._tf.release(owner)
+            self._tf.close()
         if self.command is not None:
             self.command.close()
         if self.odometry is not None:
@@ -186,26 +169,9 @@ class DiffDrive(ModelPlugin):
 
 def heading_velocity(forward: float, theta: float) -> tuple[float, float]:
     """World-frame velocity (m/s) of moving ``forward`` (m/s) along the heading ``theta`` (rad):
-    the odometry's velocity of a DiffDrive, measured at once or built later from a record."""
+    the odometry's velocity of a DiffDrive (a record of a batch gives the same,
+    :class:`~sim_plugins.common.DriveRecord`)."""
     return forward * math.cos(theta), forward * math.sin(theta)
-
-
-class _DriveRecord:
-    """The bodies of a batch of drives at one time (``stamp_ns``): poses (m, rad) and the
-    speeds set (m/s, rad/s), copied; a drive's odometry and twist are built from it only when
-    read (:meth:`~sim_plugins.odometry.OdometryPublisher.defer`), the same numbers as measuring
-    at once."""
-
-    __slots__ = ("stamp_ns", "poses", "forward", "turn_rate")
-
-    def __init__(self, stamp_ns: int, poses: np.ndarray, forward: np.ndarray, turn_rate: np.ndarray) -> None:
-        self.stamp_ns = stamp_ns
-        self.poses, self.forward, self.turn_rate = poses.copy(), forward.copy(), turn_rate.copy()
-
-    def state(self, index: int) -> tuple[float, float, float, float, float, float]:
-        """x, y, theta, world vx, vy and wz of drive ``index`` (see :meth:`DiffDrive._report`)."""
-        x, y, theta = self.poses[index].tolist()
-        return x, y, theta, *heading_velocity(float(self.forward[index]), theta), float(self.turn_rate[index])
 
 
 class _Drives(DriveBatch):
@@ -248,7 +214,7 @@ class _Drives(DriveBatch):
                 plugin._report(time, *poses[i], tf_listened and plugin._tf is not None)
             return
         # Nobody listens to any drive: noise-free odometry is built when read, from one record.
-        record = _DriveRecord(time.time_ns, self.poses, self.forward, self.turn_rate)
+        record = self.record(time.time_ns)
         for i, plugin in due:
             if plugin.odometry.noisy:  # its noise is drawn now
                 plugin._report(time, *record.poses[i].tolist(), False)

@@ -200,3 +200,55 @@ class OdometryPublisher:
             for publisher in self._publishers:
                 self.context.ros_node.destroy_publisher(publisher)
             self._publishers = None
+
+
+class OdometryTransform:
+    """A drive's odom -> body transform on /tf, from its noisy odometry, with an identity
+    ``map`` -> odom on /tf_static when the odom frame is not the ground-truth frame: odometry
+    poses are world poses plus noise, so both frames coincide and RViz with the fixed frame
+    ``map`` shows the robot without extra nodes. Nothing without ROS.
+
+    Args:
+        context: the drive's context (its node, its owner name for TF claims).
+        odometry: the drive's odometry (its frames).
+    """
+
+    def __init__(self, context: PluginContext, odometry: OdometryPublisher) -> None:
+        from sim_server.ros.tf_broadcast import broadcaster_for, transform, update_transform
+
+        self._context = context
+        self._odom_frame_id = odometry.odom_frame_id
+        self._update_transform = update_transform
+        #: The node's one TF broadcaster.
+        self.broadcaster = broadcaster_for(context.ros_node)
+        self._message = transform(odometry.odom_frame_id, odometry.child_frame_id, Pose2D(), 0)
+        owner = context.describe()
+        world_frame = odometry.ground_truth_frame_id
+        # Claimed once here (not per send): a second parent of the body is reported.
+        self.broadcaster.claim(odometry.child_frame_id, odometry.odom_frame_id, owner)
+        if odometry.odom_frame_id != world_frame:
+            self.broadcaster.send_static(
+                [transform(world_frame, odometry.odom_frame_id, Pose2D(), context.world.time.time_ns)], owner=owner
+            )
+
+    @property
+    def listened(self) -> bool:
+        """Whether anybody subscribes to /tf."""
+        return self.broadcaster.listened
+
+    def send(self, pose: Pose2D, stamp_ns: int) -> None:
+        """Send odom -> body at ``pose`` (m, rad), stamped ``stamp_ns`` (ns of sim time)."""
+        self.broadcaster.send([self._update_transform(self._message, pose, stamp_ns)])
+
+    def close(self) -> None:
+        """Take the static transform and the claims back (the drive's model left)."""
+        owner = self._context.describe()
+        self.broadcaster.remove_static([self._odom_frame_id], owner=owner)
+        self.broadcaster.release(owner)
+
+
+def odometry_transform(context: PluginContext, odometry: OdometryPublisher, config: YamlReader) -> OdometryTransform | None:
+    """The drive's :class:`OdometryTransform` when it runs on ROS and ``enable_odom_tf_pub``
+    (true) asks for one, else None."""
+    enabled = config.get_bool("enable_odom_tf_pub", True)
+    return OdometryTransform(context, odometry) if enabled and context.ros_node is not None else None

@@ -19,7 +19,9 @@ import math
 
 from sim_server.core import limits as bounds
 from sim_server.core.geometry import offset_point_velocity
+from sim_server.core.motion.drive_kernels import steer_towards
 from sim_server.core.motion.dynamics_limits import DynamicsLimits
+from sim_server.core.motion import drive_kernels
 from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import DriveBatch, body_of, read_dynamics
@@ -35,8 +37,10 @@ class TricycleDrive(ModelPlugin):
 
     @classmethod
     def prepare(cls) -> None:
-        """The compiled batch access to Box2D's bodies, ready before the first drive."""
+        """The compiled batch access to Box2D's bodies and the drives' arithmetic, ready before
+        the first drive."""
         memory_access_works()
+        drive_kernels.warm_up()
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_str("body")
@@ -124,7 +128,7 @@ class TricycleDrive(ModelPlugin):
         forward, wz = self._steer(time.step_size)
         # The rear axle's midpoint moves straight ahead at ``forward``; the centre of mass is
         # offset from it.
-        body.linearVelocity = offset_point_velocity(forward, wz, math.cos(theta), math.sin(theta), *self._center_from_rear)
+        body.linearVelocity = offset_point_velocity(forward, 0.0, wz, math.cos(theta), math.sin(theta), *self._center_from_rear)
         body.angularVelocity = wz  # (Box2D wakes the body for any velocity but zero)
 
     @classmethod
@@ -150,15 +154,11 @@ class TricycleDrive(ModelPlugin):
         """Steer and speed the front wheel up over ``dt`` seconds towards the command, within
         the limits (the front joint shows the steering angle). Returns the rear axle
         midpoint's forward speed (m/s) and the body's yaw rate (rad/s)."""
-        target = self.command.angular
-        remaining = target - self.steer
-        braking = self.steering_limits.acceleration_limit
-        braking_distance = self.steer_rate**2 / (2.0 * braking) if braking != 0.0 else abs(remaining)
-        wanted_rate = remaining / dt if abs(remaining) >= braking_distance else 0.0
-        self.steer_rate = self.steering_limits.limit(self.steer_rate, wanted_rate, dt)
-        self.steer += self.steer_rate * dt
-        if self.max_steer_angle != 0.0:
-            self.steer = min(max(self.steer, -self.max_steer_angle), self.max_steer_angle)
+        limits = self.steering_limits
+        self.steer, self.steer_rate = steer_towards(
+            self.steer, self.steer_rate, self.command.angular, dt, self.max_steer_angle, limits.acceleration_limit,
+            limits.deceleration_limit, limits.velocity_limit,
+        )
         shown = -self.steer if self.invert_steering else self.steer
         if shown != self._shown:  # the joint keeps its limits: set them when the angle changes
             self.front_joint.limits = (shown, shown)

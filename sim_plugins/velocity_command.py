@@ -2,7 +2,8 @@
 
 Parameters: ``twist_sub`` (``cmd_vel``, in the model's namespace) and ``stamped`` (false: Twist;
 true: TwistStamped, as Kilted's navigation and teleop stacks publish by default). Only
-``linear.x`` and ``angular.z`` are used. In-process users set :attr:`linear` and :attr:`angular`.
+``linear.x`` and ``angular.z`` are used, and ``linear.y`` by drives that slide sideways
+(OmniDrive). In-process users set :attr:`linear`, :attr:`angular` (and :attr:`lateral`).
 
 A command that is not finite or beyond :data:`~sim_server.core.limits.SPEED` /
 :data:`~sim_server.core.limits.ANGULAR_SPEED` never reaches the world: a message carrying one is
@@ -33,18 +34,22 @@ def _checked(value: float, within: limits.Range, what: str) -> float:
 
 
 class VelocityCommand:
-    """The latest command: ``linear`` (m/s) and ``angular`` (rad/s, or the steering angle)."""
+    """The latest command: ``linear`` (m/s), ``angular`` (rad/s, or the steering angle) and, for
+    a drive made with ``lateral=True``, ``lateral`` (m/s, to the left)."""
 
     #: Incremented whenever any command of the process changes: a batch of drives reads the
     #: commands again only then.
     changes = 0
 
-    def __init__(self, context: PluginContext, config: YamlReader) -> None:
+    def __init__(self, context: PluginContext, config: YamlReader, *, lateral: bool = False) -> None:
         self.context = context
         topic = config.get_str("twist_sub", "cmd_vel")
         stamped = config.get_bool("stamped", False)
+        #: Whether ``linear.y`` is read (a drive that slides sideways); else it stays 0.
+        self.uses_lateral = lateral
         self._linear = 0.0
         self._angular = 0.0
+        self._lateral = 0.0
         self._topic = context.topic(topic)
         self._dropped = 0
         self._next_warning = 0.0
@@ -79,6 +84,19 @@ class VelocityCommand:
         VelocityCommand.changes += 1
 
     @property
+    def lateral(self) -> float:
+        """Commanded sideways speed (m/s, to the left; 0 for drives that cannot slide)."""
+        return self._lateral
+
+    @lateral.setter
+    def lateral(self, value: float) -> None:
+        value = _checked(value, limits.SPEED, "lateral")
+        if value != 0.0 and not self.uses_lateral:
+            raise ValueError(f"{self._topic}: this drive cannot move sideways (lateral command {value!r})")
+        self._lateral = value
+        VelocityCommand.changes += 1
+
+    @property
     def angular(self) -> float:
         """Commanded turn rate (rad/s) or steering angle (rad)."""
         return self._angular
@@ -89,15 +107,22 @@ class VelocityCommand:
         VelocityCommand.changes += 1
 
     @staticmethod
-    def set_all(commands: "Sequence[VelocityCommand]", linear: Sequence[float], angular: Sequence[float]) -> None:
-        """Set ``commands[i]`` to ``linear[i]`` (m/s) and ``angular[i]`` (rad/s) for every ``i``,
-        all or none: one ValueError names the first value out of its range, as the setters do
-        (for many robots at once, e.g. a learning fleet's actions)."""
+    def set_all(
+        commands: "Sequence[VelocityCommand]", linear: Sequence[float], angular: Sequence[float],
+        lateral: Sequence[float] | None = None,
+    ) -> None:
+        """Set ``commands[i]`` to ``linear[i]`` (m/s) and ``angular[i]`` (rad/s), and
+        ``lateral[i]`` (m/s) when given, for every ``i``, all or none: one ValueError names the
+        first value out of its range, as the setters do (for many robots at once, e.g. a
+        learning fleet's actions); a drive that cannot slide takes only 0 sideways."""
         commands = list(commands)
         if not all(isinstance(command, VelocityCommand) for command in commands):
             raise ValueError("set_all takes VelocityCommand objects only")
         columns = []
-        for values, within, what in ((linear, limits.SPEED, "linear"), (angular, limits.ANGULAR_SPEED, "angular")):
+        given = [(linear, limits.SPEED, "linear"), (angular, limits.ANGULAR_SPEED, "angular")]
+        if lateral is not None:
+            given.append((lateral, limits.SPEED, "lateral"))
+        for values, within, what in given:
             if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
                 raise ValueError(f"{what} values must be a list of numbers, got {type(values).__name__}")
             for value in values:
@@ -105,26 +130,45 @@ class VelocityCommand:
                     raise ValueError(f"{what} command must be {within.describe()}, got {value!r:.100}")
                 _checked(value, within, what)
             columns.append([float(value) for value in values])
-        linear, angular = columns
-        if not len(commands) == len(linear) == len(angular):
-            raise ValueError(f"{len(commands)} commands, {len(linear)} linear and {len(angular)} angular values")
+        linear, angular = columns[0], columns[1]
+        sideways = columns[2] if lateral is not None else None
+        if not len(commands) == len(linear) == len(angular) == len(sideways if sideways is not None else linear):
+            counts = f"{len(linear)} linear and {len(angular)} angular"
+            if sideways is not None:
+                counts = f"{len(linear)} linear, {len(angular)} angular and {len(sideways)} lateral"
+            raise ValueError(f"{len(commands)} commands, {counts} values")
+        if sideways is not None:
+            for command, value in zip(commands, sideways):
+                if value != 0.0 and not command.uses_lateral:
+                    raise ValueError(f"{command.topic}: this drive cannot move sideways (lateral command {value!r})")
         for command, forward, turn in zip(commands, linear, angular):
             command._linear, command._angular = forward, turn
+        if sideways is not None:
+            for command, value in zip(commands, sideways):
+                command._lateral = value
         VelocityCommand.changes += 1
 
     def _set(self, twist) -> None:
         linear, angular = float(twist.linear.x), float(twist.angular.z)
-        if limits.SPEED.contains(linear) and limits.ANGULAR_SPEED.contains(angular):
-            self._linear, self._angular = linear, angular
+        lateral = float(twist.linear.y) if self.uses_lateral else 0.0
+        if limits.SPEED.contains(linear) and limits.ANGULAR_SPEED.contains(angular) and limits.SPEED.contains(lateral):
+            self._linear, self._angular, self._lateral = linear, angular, lateral
             VelocityCommand.changes += 1
             return
+        self.drop(
+            f"linear.x, linear.y or angular.z not finite or beyond +-{limits.SPEED.high:g} "
+            f"(last: linear.x {linear!r}, linear.y {lateral!r}, angular.z {angular!r})"
+        )
+
+    def drop(self, why: str, topic: str | None = None) -> None:
+        """Count a command dropped because of ``why`` (its values, for the warning) and warn
+        about it on ``topic`` (default :attr:`topic`), at most once per :data:`WARNING_PERIOD`."""
         self._dropped += 1
         now = time.monotonic()
         if now >= self._next_warning:
             LOGGER.warning(
-                "%s: dropped %d velocity command(s) with linear.x or angular.z not finite or beyond +-%g "
-                "(last: linear.x %r, angular.z %r); the model keeps its previous command",
-                self._topic, self._dropped, limits.SPEED.high, linear, angular,
+                "%s: dropped %d velocity command(s) with %s; the model keeps its previous command",
+                topic or self._topic, self._dropped, why,
             )
             self._dropped = 0
             self._next_warning = now + WARNING_PERIOD

@@ -19,6 +19,7 @@ import argparse
 import sys
 
 from sim_server.core import compiled
+from sim_server.core.motion import drive_kernels
 from sim_server.core.physics import body_memory
 from sim_server.core.sensing import raycast
 
@@ -68,6 +69,7 @@ def _rasterizer_seconds() -> float:
 
 def _body_access() -> str:
     """Compile the batch body access (or load it) and say how bodies are reached."""
+    drive_kernels.warm_up()  # (the drives' arithmetic: compiled whether or not bodies are reached in memory)
     if body_memory.memory_access_works():
         return "in memory (compiled batch reads and writes of Box2D bodies)"
     return "through SWIG, one body at a time (the memory layout check failed)"

@@ -150,7 +150,7 @@ BUILD="$ENV_DIR/build"
 INSTALL="$ENV_DIR/install"
 LOGS="$ENV_DIR/log"
 
-colcon_hash="$( { printf '%s\n' "$req_hash"; hash_tree sim_msgs compat/tf2_msgs compat/simulation_interfaces; } | hash_stdin)"
+colcon_hash="$( { printf '%s\n' "$req_hash"; hash_tree sim_msgs compat/tf2_msgs compat/simulation_interfaces compat/ackermann_msgs; } | hash_stdin)"
 if stamp_matches "$COLCON_STAMP" "$colcon_hash" \
         && [[ -f "$INSTALL/sim_msgs/share/sim_msgs/package.xml" && -f "$INSTALL/local_setup.sh" ]]; then
     log "interface packages up to date"
@@ -158,7 +158,7 @@ else
     base_paths=(sim_msgs)
     packages=(sim_msgs)
     # Only build a package of compat/ when the ROS installation lacks it.
-    for compat in tf2_msgs simulation_interfaces; do
+    for compat in tf2_msgs simulation_interfaces ackermann_msgs; do
         if "$VPY" -c "import $compat" >/dev/null 2>&1; then
             log "$compat provided by the ROS installation"
             rm -rf "${BUILD:?}/$compat" "${INSTALL:?}/$compat"

@@ -44,14 +44,16 @@ def normalize_angle(angle: float) -> float:
 
 
 def offset_point_velocity(
-    forward: float, turn_rate: float, cos_t: float, sin_t: float, offset_x: float, offset_y: float
+    forward: float, lateral: float, turn_rate: float, cos_t: float, sin_t: float, offset_x: float, offset_y: float
 ) -> tuple[float, float]:
     """World velocity (m/s) of a body point at (``offset_x``, ``offset_y``) in the body frame
-    (m) from a reference point that moves ``forward`` (m/s) along the body's x axis while the
-    body turns at ``turn_rate`` (rad/s); the body's heading has cosine ``cos_t`` and sine
-    ``sin_t``. Drives give it the centre of mass's offset: Box2D's linear velocity is that
-    point's (v + w x r). (Also compiled, unchanged, for :mod:`sim_server.core.physics.body_memory`.)"""
+    (m) from a reference point that moves ``forward`` (m/s) along the body's x axis and
+    ``lateral`` (m/s) along its y axis while the body turns at ``turn_rate`` (rad/s); the body's
+    heading has cosine ``cos_t`` and sine ``sin_t``. Drives give it the centre of mass's offset:
+    Box2D's linear velocity is that point's (v + w x r). Wheeled drives move with ``lateral``
+    0 (the result is then bit for bit that of forward motion alone); omnidirectional ones
+    slide. (Also compiled, unchanged, for :mod:`sim_server.core.physics.body_memory`.)"""
     return (
-        forward * cos_t - turn_rate * (sin_t * offset_x + cos_t * offset_y),
-        forward * sin_t + turn_rate * (cos_t * offset_x - sin_t * offset_y),
+        forward * cos_t - lateral * sin_t - turn_rate * (sin_t * offset_x + cos_t * offset_y),
+        forward * sin_t + lateral * cos_t + turn_rate * (cos_t * offset_x - sin_t * offset_y),
     )

@@ -115,6 +115,9 @@ DURATION = Range(0.0, 1.0e9, "s")
 THRESHOLD = Range(0.0, 1.0)
 #: Accelerations and velocity limits of drives (m/s^2, m/s; rad likewise).
 DYNAMICS_LIMIT = Range(0.0, 1.0e6)
+#: Largest steering angle of a car (rad): its turn rate grows with tan(angle), without bound
+#: towards a right angle; 1.5 rad turns a 1 m wheelbase on a 7 cm circle.
+STEER_ANGLE = Range(0.0, 1.5, "rad", open_low=True)
 #: Steps of one step_world request.
 MAX_STEPS_PER_REQUEST = 10_000_000
 #: Pairs of footprints (bounding boxes) a spawned or moved model may overlap with other models'

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from sim_server.core import World
+from sim_server.core.plugins.api import Plugin
 from sim_server.core.physics import body_memory
 
 
@@ -23,7 +24,8 @@ class DriveRun:
         plugin: the drive plugin's name in every model.
         seed: the world's seed.
         every: steps between new random commands (linear within +-``linear``, angular within
-            +-``angular``, drawn from ``command_seed``).
+            +-``angular``, and sideways within +-``lateral`` when it is not 0, drawn from
+            ``command_seed``).
         leaving: the model deleted before step ``leaves_at``.
         row: what is recorded of each drive after each step.
     """
@@ -37,6 +39,7 @@ class DriveRun:
     leaving: str
     leaves_at: int
     row: Callable[[Any], tuple]
+    lateral: float = 0.0
 
 
 def track(world_file: Path, steps: int, in_memory: bool, run: DriveRun) -> list:
@@ -52,6 +55,8 @@ def track(world_file: Path, steps: int, in_memory: bool, run: DriveRun) -> list:
                 for drive in drives.values():
                     drive.command.linear = rng.uniform(-run.linear, run.linear)
                     drive.command.angular = rng.uniform(-run.angular, run.angular)
+                    if run.lateral:
+                        drive.command.lateral = rng.uniform(-run.lateral, run.lateral)
             if step == run.leaves_at:
                 world.delete_model(run.leaving)
                 del drives[run.leaving]
@@ -71,10 +76,14 @@ def body_row(drive: Any) -> tuple:
 
 @contextlib.contextmanager
 def plain_hooks(plugin_class: type) -> Iterator[None]:
-    """Worlds loaded meanwhile call each plugin's own hook: the class has no batch hook."""
-    original = plugin_class.before_physics_step_batch
+    """Worlds loaded meanwhile call each plugin's own hook: the class has no batch hook (the
+    plugin API's default, whether the class or a base class defined one)."""
+    own = plugin_class.__dict__.get("before_physics_step_batch")
+    plugin_class.before_physics_step_batch = Plugin.__dict__["before_physics_step_batch"]
     try:
-        del plugin_class.before_physics_step_batch
         yield
     finally:
-        plugin_class.before_physics_step_batch = original
+        if own is None:
+            del plugin_class.before_physics_step_batch
+        else:
+            plugin_class.before_physics_step_batch = own

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-def saturate(value: float, low: float, high: float) -> float:
-    """Clamp ``value`` to [low, high]; bounds with low > high leave it unchanged."""
-    if low > high:
-        return value
-    return min(max(value, low), high)
+from sim_server.core.motion.drive_kernels import limited_velocity
 
 
 @dataclass(frozen=True)
@@ -32,32 +27,10 @@ class DynamicsLimits:
         return self.acceleration_limit == self.deceleration_limit == self.velocity_limit == 0.0
 
     def limit(self, velocity: float, target: float, dt: float) -> float:
-        """The velocity after ``dt`` seconds of moving from ``velocity`` towards ``target``."""
-        accel, decel = self.acceleration_limit, self.deceleration_limit
-        if self.velocity_limit != 0.0:
-            target = saturate(target, -self.velocity_limit, self.velocity_limit)
-        if target == 0.0:
-            bound = decel
-        elif velocity == 0.0:
-            bound = accel
-        elif velocity * target < 0.0:
-            if decel != 0.0:
-                first = saturate((target - velocity) / dt, -decel, decel)
-                if (velocity + first * dt) * velocity > 0.0 and accel != 0.0:
-                    bound = decel
-                elif accel == 0.0:
-                    bound = 0.0
-                else:
-                    braking_time = abs(velocity) / decel
-                    bound = decel * braking_time / dt + accel * (1.0 - braking_time / dt)
-            else:
-                velocity = 0.0
-                bound = accel
-        elif abs(velocity) < abs(target):
-            bound = accel
-        else:
-            bound = decel
-        change = (target - velocity) / dt
-        if bound != 0.0:
-            change = saturate(change, -bound, bound)
-        return velocity + change * dt
+        """The velocity after ``dt`` seconds of moving from ``velocity`` towards ``target``
+        (:func:`~sim_server.core.motion.drive_kernels.limited_velocity`)."""
+        return limited_velocity(float(velocity), float(target), float(dt), self.acceleration_limit, self.deceleration_limit, self.velocity_limit)
+
+    def as_row(self) -> tuple[float, float, float]:
+        """(acceleration, deceleration, velocity) limits: a row of a batch's limits array."""
+        return self.acceleration_limit, self.deceleration_limit, self.velocity_limit

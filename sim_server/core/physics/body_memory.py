@@ -160,11 +160,12 @@ def _set_velocities(addresses, velocities):
 
 
 @jit
-def _drive_unicycles(addresses, forward, turn_rate, local_centers, poses, velocities):
+def _drive_planar(addresses, forward, lateral, turn_rate, local_centers, poses, velocities):
     """Read each body's pose into ``poses`` (x, y, angle) and the velocity of its origin into
     ``velocities`` (vx, vy, angular: Box2D's ``GetLinearVelocityFromLocalPoint((0, 0))`` in
     float32 and ``angularVelocity``), then give the body the velocity of moving ``forward[i]``
-    (m/s) along its x axis while turning at ``turn_rate[i]`` (rad/s); Box2D's linear velocity is
+    (m/s) along its x axis and ``lateral[i]`` (m/s) along its y axis while turning at
+    ``turn_rate[i]`` (rad/s); Box2D's linear velocity is
     that of the centre of mass at ``local_centers[i]`` (m, body frame) from the moving point:
     v + w x r, as :func:`~sim_server.core.geometry.offset_point_velocity` computes it."""
     for i in range(addresses.shape[0]):
@@ -185,7 +186,7 @@ def _drive_unicycles(addresses, forward, turn_rate, local_centers, poses, veloci
         velocities[i, 1] = np.float64(_load_float32(address + LINEAR_VELOCITY_OFFSET + 4) + w32 * arm_x)
         velocities[i, 2] = np.float64(w32)
         vx, vy = _offset_point_velocity(
-            forward[i], turn_rate[i], math.cos(theta), math.sin(theta), local_centers[i, 0], local_centers[i, 1]
+            forward[i], lateral[i], turn_rate[i], math.cos(theta), math.sin(theta), local_centers[i, 0], local_centers[i, 1]
         )
         _set_velocity(address, vx, vy, turn_rate[i])
 
@@ -246,13 +247,14 @@ def _probe() -> bool:
         if (body.gravityScale, body.linearDamping, body.angularDamping) != neighbours:
             return False
         # The drive: the same velocities as SWIG's, for a centre of mass off the origin.
-        forward, turn_rate, center = np.array([0.7]), np.array([-0.3]), np.array([[0.1, -0.05]])
+        forward, lateral, turn_rate = np.array([0.7]), np.array([0.2]), np.array([-0.3])
+        center = np.array([[0.1, -0.05]])
         before = body.GetLinearVelocityFromLocalPoint((0.0, 0.0))
         before = [before.x, before.y, body.angularVelocity]
         velocities = np.zeros((1, 3))
-        _drive_unicycles(addresses[:1], forward, turn_rate, center, poses[:1], velocities)
+        _drive_planar(addresses[:1], forward, lateral, turn_rate, center, poses[:1], velocities)
         theta = body.angle
-        body_twin.linearVelocity = offset_point_velocity(0.7, -0.3, math.cos(theta), math.sin(theta), 0.1, -0.05)
+        body_twin.linearVelocity = offset_point_velocity(0.7, 0.2, -0.3, math.cos(theta), math.sin(theta), 0.1, -0.05)
         body_twin.angularVelocity = -0.3
         return (
             _velocity(body) == _velocity(body_twin)
@@ -331,16 +333,17 @@ class BodyBatch:
             body.linearVelocity = (vx, vy)
             body.angularVelocity = w
 
-    def drive_unicycles(
-        self, forward: np.ndarray, turn_rate: np.ndarray, local_centers: np.ndarray, poses: np.ndarray,
-        velocities: np.ndarray,
+    def drive_planar(
+        self, forward: np.ndarray, lateral: np.ndarray, turn_rate: np.ndarray, local_centers: np.ndarray,
+        poses: np.ndarray, velocities: np.ndarray,
     ) -> None:
         """Read the poses into ``poses`` (N, 3: x, y in m, angle in rad) and the velocities of
         the bodies' origins into ``velocities`` (N, 3: m/s, m/s, rad/s), then move each body
-        ``forward[i]`` (m/s) along its x axis while it turns at ``turn_rate[i]`` (rad/s), the
-        centre of mass being at ``local_centers[i]`` (m, body frame) from the point moving so."""
+        ``forward[i]`` (m/s) along its x axis and ``lateral[i]`` (m/s) along its y axis while it
+        turns at ``turn_rate[i]`` (rad/s), the centre of mass being at ``local_centers[i]`` (m,
+        body frame) from the point moving so."""
         if self.in_memory:
-            _drive_unicycles(self.addresses, forward, turn_rate, local_centers, poses, velocities)
+            _drive_planar(self.addresses, forward, lateral, turn_rate, local_centers, poses, velocities)
             return
         for i, body in enumerate(self.bodies):
             position = body.position
@@ -350,6 +353,6 @@ class BodyBatch:
             velocities[i, 0], velocities[i, 1], velocities[i, 2] = velocity.x, velocity.y, body.angularVelocity
             w = float(turn_rate[i])
             body.linearVelocity = offset_point_velocity(
-                float(forward[i]), w, math.cos(theta), math.sin(theta), *local_centers[i].tolist()
+                float(forward[i]), float(lateral[i]), w, math.cos(theta), math.sin(theta), *local_centers[i].tolist()
             )
             body.angularVelocity = w

@@ -96,7 +96,7 @@ def test_set_velocities_is_swigs_and_so_are_the_steps_after(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_drive_unicycles_matches_the_swig_calls(seed: int) -> None:
+def test_drive_planar_matches_the_swig_calls(seed: int) -> None:
     """The compiled drive and its SWIG fallback give identical worlds, step after step."""
     rng = np.random.default_rng(200 + seed)
     (world_a, bodies_a), (world_b, bodies_b) = crowd(seed), crowd(seed)
@@ -108,9 +108,11 @@ def test_drive_unicycles_matches_the_swig_calls(seed: int) -> None:
     for _ in range(30):
         forward = rng.uniform(-1.0, 1.0, len(bodies_a))
         turn_rate = rng.uniform(-2.0, 2.0, len(bodies_a))
+        lateral = rng.uniform(-0.5, 0.5, len(bodies_a))
         forward[::4] = 0.0
-        fast.drive_unicycles(forward, turn_rate, centers, poses_a, velocities_a)
-        slow.drive_unicycles(forward, turn_rate, centers, poses_b, velocities_b)
+        lateral[::2] = 0.0
+        fast.drive_planar(forward, lateral, turn_rate, centers, poses_a, velocities_a)
+        slow.drive_planar(forward, lateral, turn_rate, centers, poses_b, velocities_b)
         assert poses_a.tolist() == poses_b.tolist()
         assert velocities_a.tolist() == velocities_b.tolist()  # the origins' velocities before
         assert state(world_a) == state(world_b)
@@ -123,11 +125,12 @@ def test_drive_is_the_offset_point_velocity() -> None:
     bodies = [body for body in bodies if body.type == b2.dynamicBody]
     centers = np.array([tuple(body.localCenter) for body in bodies])
     forward, turn_rate = np.linspace(-1.0, 1.0, len(bodies)), np.linspace(2.0, -2.0, len(bodies))
+    lateral = np.linspace(0.5, -0.3, len(bodies))
     poses, velocities = np.zeros((len(bodies), 3)), np.zeros((len(bodies), 3))
-    BodyBatch(bodies).drive_unicycles(forward, turn_rate, centers, poses, velocities)
-    for body, pose, v, w, center in zip(bodies, poses, forward, turn_rate, centers):
+    BodyBatch(bodies).drive_planar(forward, lateral, turn_rate, centers, poses, velocities)
+    for body, pose, v, u, w, center in zip(bodies, poses, forward, lateral, turn_rate, centers):
         theta = pose[2]
-        vx, vy = offset_point_velocity(v, w, math.cos(theta), math.sin(theta), *center)
+        vx, vy = offset_point_velocity(v, u, w, math.cos(theta), math.sin(theta), *center)
         assert (body.linearVelocity.x, body.linearVelocity.y) == (float(np.float32(vx)), float(np.float32(vy)))
         assert body.angularVelocity == float(np.float32(w))
 

@@ -1,0 +1,194 @@
+"""The base of the drives whose speeds a compiled kernel steps in batches: AckermannDrive and
+OmniDrive.
+
+Shared parameters (besides those of :mod:`sim_plugins.odometry` and
+:mod:`sim_plugins.velocity_command`): ``body`` (required) and ``enable_odom_tf_pub`` (true: odom
+-> body on /tf from the noisy odometry, with an identity ``map`` -> odom on /tf_static).
+
+Each step, before physics, every drive of a class is stepped at once: the commands (read again
+only after one changed) go through the subclass's kernel
+(:mod:`sim_server.core.motion.drive_kernels`) into the speeds the bodies get in one compiled call
+(:class:`~sim_plugins.common.DriveBatch`); odometry of the pose before the step and of the speeds
+set is published at ``pub_rate``, or kept in a record and built only when read when nobody
+listens. A drive alone runs the same code as a batch of one, so it moves the same either way.
+
+A subclass sets :attr:`PlanarDrive.SLIDES`, reads its keys in :meth:`read_drive` (setting
+:attr:`moving_point`), and gives :meth:`initial_state`, :meth:`command_row`, :meth:`constants`
+and :meth:`step_kernel`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from sim_server.core.geometry import Pose2D
+from sim_server.core.motion import drive_kernels
+from sim_server.core.physics.body_memory import memory_access_works
+from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
+from sim_plugins.common import DriveBatch, body_of
+from sim_plugins.odometry import OdometryPublisher, odometry_transform
+from sim_plugins.velocity_command import VelocityCommand
+
+
+class PlanarDrive(ModelPlugin):
+    """A drive stepped by a compiled kernel, alone or in a batch of its class."""
+
+    #: Whether the drive slides sideways (its command has ``lateral``: linear.y).
+    SLIDES = False
+    #: Values of the drive's state (speeds, steering) the kernel keeps.
+    STATE_SIZE = 3
+
+    @classmethod
+    def prepare(cls) -> None:
+        """The compiled batch access to Box2D's bodies and the kernels, ready before the first drive."""
+        memory_access_works()
+        drive_kernels.warm_up()
+
+    def on_initialize(self, config: YamlReader) -> None:
+        # What on_shutdown releases, so that it can after a failure anywhere below.
+        self.command: VelocityCommand | None = None
+        self.odometry: OdometryPublisher | None = None
+        self.odom_tf = None
+        body_name = config.get_str("body")
+        # Checked before any topic is made: a model without the body leaves nothing behind.
+        self.body = body_of(self.model, config, body_name).physics_body
+        #: The point (m, body frame) that moves at the drive's forward (and sideways) speed.
+        self.moving_point = (0.0, 0.0)
+        self.read_drive(config)
+        self.command = VelocityCommand(self.context, config, lateral=self.SLIDES)
+        self.odometry = OdometryPublisher(self.context, config, body_name)
+        self.odom_tf = odometry_transform(self.context, self.odometry, config)
+        center_x, center_y = self.body.localCenter
+        point_x, point_y = self.moving_point
+        self.center_from_moving = (center_x - point_x, center_y - point_y)
+        self.origin_from_moving = (-point_x, -point_y)
+        #: Where the state lives: a row of the current batch's array (rebound when batches change).
+        self._state = np.array([self.initial_state()], dtype=np.float64)
+        self._row = 0
+        self._alone = PluginBatch([self])
+        self._topics_listened = None
+        if self.odometry.publishers:
+            from sim_server.ros.subscriber_check import SubscriberCheck
+
+            self._topics_listened = SubscriberCheck(*self.odometry.publishers)
+
+    # ------------------------------------------------------------ what a subclass gives
+    def read_drive(self, config: YamlReader) -> None:
+        """Read the drive's own keys (before any topic is made) and set :attr:`moving_point`."""
+        raise NotImplementedError
+
+    def initial_state(self) -> Sequence[float]:
+        """The state at rest (:attr:`STATE_SIZE` values)."""
+        return (0.0,) * self.STATE_SIZE
+
+    def command_row(self) -> Sequence[float]:
+        """The command as the kernel reads it (one row of the batch's commands)."""
+        raise NotImplementedError
+
+    @classmethod
+    def constants(cls, plugins: Sequence["PlanarDrive"]) -> tuple[np.ndarray, ...]:
+        """The kernel's per-drive constants (limits, geometry) of a batch, as arrays."""
+        raise NotImplementedError
+
+    @classmethod
+    def step_kernel(cls, batch: "PlanarDriveBatch", dt: float) -> None:
+        """Step ``batch.state`` by ``dt`` s towards ``batch.commands``; fill ``batch.forward``,
+        ``batch.lateral`` and ``batch.turn_rate``."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ state and steps
+    @property
+    def state(self) -> np.ndarray:
+        """The drive's state now (a copy; see the subclass for what each value is)."""
+        return self._state[self._row].copy()
+
+    def before_physics_step(self, time: TimeKeeper) -> None:
+        """The drive alone: a batch of one (rebuilt when the state moved to a batch of the class)."""
+        alone = self._alone.cache.get("drives")
+        if alone is not None and alone.state is not self._state:
+            self._alone.cache.clear()
+        _step_batch(type(self), self._alone, time)
+
+    @classmethod
+    def before_physics_step_batch(cls, plugins: PluginBatch, time: TimeKeeper) -> None:
+        """Every drive of the class at once: the kernel, the bodies in one compiled call, then
+        odometry where due."""
+        _step_batch(cls, plugins, time)
+
+    def _report(self, time: TimeKeeper, state: tuple[float, ...], tf_wanted: bool) -> None:
+        """Measure and publish odometry (and TF when ``tf_wanted``) of ``state``: x, y, theta
+        (m, rad), the origin's world velocity (m/s) and the turn rate (rad/s)."""
+        x, y, theta, world_vx, world_vy, turn_rate = state
+        truth, noisy = self.odometry.measure(time.time_ns, Pose2D(x, y, theta), world_vx, world_vy, turn_rate)
+        self.odometry.publish(truth, noisy)
+        if tf_wanted:
+            self.odom_tf.send(noisy.pose, time.time_ns)
+
+    def on_shutdown(self) -> None:
+        if self.odom_tf is not None:
+            self.odom_tf.close()
+        if self.command is not None:
+            self.command.close()
+        if self.odometry is not None:
+            self.odometry.close()
+
+
+def _step_batch(drive_class: type[PlanarDrive], plugins: PluginBatch, time: TimeKeeper) -> None:
+    """Step ``plugins`` (drives of ``drive_class``) as one batch, kept in their cache."""
+    drives = plugins.cache.get("drives")
+    if drives is None:
+        drives = plugins.cache["drives"] = PlanarDriveBatch(drive_class, plugins)
+    drives.step(time)
+
+
+class PlanarDriveBatch(DriveBatch):
+    """The drives of one :class:`PlanarDrive` class stepped together; their states move into
+    this batch's :attr:`state` (and back into the next batch's when the members change)."""
+
+    def __init__(self, drive_class: type[PlanarDrive], plugins: Sequence[PlanarDrive]) -> None:
+        super().__init__(
+            plugins, [plugin.center_from_moving for plugin in plugins], [plugin.origin_from_moving for plugin in plugins]
+        )
+        self.drive_class = drive_class
+        self.state = np.array([plugin.state for plugin in self.plugins], dtype=np.float64).reshape(
+            len(self.plugins), drive_class.STATE_SIZE
+        )
+        for row, plugin in enumerate(self.plugins):
+            plugin._state, plugin._row = self.state, row
+        self.constants = drive_class.constants(self.plugins)
+        self.commands = np.zeros((len(self.plugins), len(self.plugins[0].command_row()) if self.plugins else 0))
+        #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).
+        self.commands_read = -1
+        #: A TF broadcaster of the drives (None without ROS or when none sends TF).
+        self.tf = next((plugin.odom_tf for plugin in self.plugins if plugin.odom_tf is not None), None)
+        self.topics_listened: Any = None
+        topics = [topic for plugin in self.plugins if plugin._topics_listened for topic in plugin._topics_listened.publishers]
+        if topics:
+            from sim_server.ros.subscriber_check import SubscriberCheck
+
+            self.topics_listened = SubscriberCheck(*topics)
+
+    def step(self, time: TimeKeeper) -> None:
+        if self.commands_read != VelocityCommand.changes:
+            self.commands_read = VelocityCommand.changes
+            for row, plugin in enumerate(self.plugins):
+                self.commands[row] = plugin.command_row()
+        self.drive_class.step_kernel(self, time.step_size)
+        self.drive()
+        due = self.odometry_due(time)
+        if not due:
+            return
+        record = self.record(time.time_ns)
+        tf_listened = self.tf is not None and self.tf.listened  # asked once for all
+        if tf_listened or (self.topics_listened is not None and self.topics_listened()):
+            for i, plugin in due:
+                plugin._report(time, record.state(i), tf_listened and plugin.odom_tf is not None)
+            return
+        # Nobody listens to any drive: noise-free odometry is built when read, from the record.
+        for i, plugin in due:
+            if plugin.odometry.noisy:  # its noise is drawn now
+                plugin.odometry.note(record.stamp_ns, *record.state(i))
+            else:
+                plugin.odometry.defer(record, i)
