@@ -19,6 +19,9 @@ Scenarios:
   10,000 models, a 1 km map in tiles), each streamed and loaded whole, beside a small world.
 * ``scale``: :mod:`bench.fleet_scenarios`: a 100-robot warehouse fleet, a 1,000-robot swarm,
   the cost per robot from 1 to 1,000 robots, and the start-up of a 4000 x 4000 map.
+* ``drives``: :mod:`bench.drive_kinds`: 100 robots of each kind (DiffDrive, AckermannDrive,
+  OmniDrive, DiffDrive with an Imu or a Range sensor) in-process: each plugin's cost per robot
+  and step against DiffDrive's.
 * ``rendering``: :mod:`bench.rendering`: milliseconds per picture of the office (a fixed view, a
   turning view, a camera's view around the driving cleaner) and a recording's frames a second.
 * ``crowds``: :mod:`bench.crowd_scenarios`: the office with 200 and 1,000 people (ROS node and
@@ -243,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     from bench import fleet_scenarios
 
     scale = fleet_scenarios.run(args.seconds, args.quick)
+    from bench import drive_kinds
+
+    drives = drive_kinds.run(args.quick)
     from bench import rendering
 
     rendering_runs = [rendering.run(args.seconds) for _ in range(args.repeats)]
@@ -301,6 +307,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}: {m['startup_s']:.2f} s, peak {m['peak_rss_mib']:.0f} MiB, {m['edges']:.0f} edges")
         else:
             print(f"  {name}: {m['rtf']:.2f}x real time, {m['ms_per_step']:.2f} ms/step, start-up {m['startup_s']:.1f} s")
+    print("\nkinds of robots, 100 each, in-process (us per step; the plugin's cost per robot)")
+    for name, m in drives.items():
+        cost = f"  {m['us_per_robot']:.3f} us/robot, {m['cost_vs_diff_drive']:.2f}x DiffDrive's" if "us_per_robot" in m else ""
+        print(f"  {name:24} {m['us_per_step']:8.1f}{cost}")
     print("\nrendering, office world (ms per picture)")
     for name, m in pictures.items():
         rate = f" ({m['frames_per_s']:.0f} frames/s, stepping included)" if "frames_per_s" in m else ""
@@ -338,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         "laser_runs": laser_runs,
         "levels": levels,
         "scale": scale,
+        "drives": drives,
         "level_runs": level_runs,
         "rendering": pictures,
         "rendering_runs": rendering_runs,

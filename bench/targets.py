@@ -23,6 +23,9 @@ VECTOR_ENV = "vector, {count} worlds"
 VECTOR_WORLDS = 64
 #: The vector environment among people (64 worlds, a robot and ten people each).
 CROWD_VECTOR_ENV = "crowd navigation, 64 worlds"
+#: Kinds of robots of the fleet benchmark (:mod:`bench.drive_kinds`) whose plugin must cost per
+#: robot no more than a DiffDrive does.
+DRIVE_KINDS = ("AckermannDrive", "OmniDrive", "DiffDrive + Imu", "DiffDrive + noisy Imu", "DiffDrive + Range")
 #: Largest spread of the cost of one more robot across robot counts that still counts as flat.
 FLAT_SPREAD = 2.0
 #: Margin shown for a met zero bound (and the most any margin is drawn with).
@@ -120,6 +123,11 @@ TARGETS: tuple[Target, ...] = (
     Target(
         f"vector env, {VECTOR_WORLDS} worlds, one core", "steps/s", 20_000.0, True,
         lambda r: r["learning"][VECTOR_ENV.format(count=VECTOR_WORLDS)]["steps_per_s"],
+    ),
+    *(
+        Target(f"{kind}, cost per robot vs DiffDrive's", "x", 1.0, False,
+               lambda r, kind=kind: r["drives"][kind]["cost_vs_diff_drive"])
+        for kind in DRIVE_KINDS
     ),
 )
 

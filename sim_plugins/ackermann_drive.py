@@ -123,9 +123,9 @@ class AckermannDrive(PlanarDrive):
         )
 
     @classmethod
-    def step_kernel(cls, batch: PlanarDriveBatch, dt: float) -> None:
+    def step_kernel(cls, batch: PlanarDriveBatch, dt: float) -> bool:
         wheelbases, max_steer, speed_limits, steer_limits = batch.constants
-        drive_kernels.step_ackermann(
+        return drive_kernels.step_ackermann(
             batch.commands, wheelbases, max_steer, speed_limits, steer_limits, batch.state, dt, batch.forward,
             batch.turn_rate,
         )

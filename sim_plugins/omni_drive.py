@@ -61,8 +61,8 @@ class OmniDrive(PlanarDrive):
         )
 
     @classmethod
-    def step_kernel(cls, batch: PlanarDriveBatch, dt: float) -> None:
+    def step_kernel(cls, batch: PlanarDriveBatch, dt: float) -> bool:
         limits, wheels = batch.constants
-        drive_kernels.step_omni(
+        return drive_kernels.step_omni(
             batch.commands, limits, wheels, batch.state, dt, batch.forward, batch.lateral, batch.turn_rate
         )

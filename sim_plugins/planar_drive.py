@@ -93,9 +93,10 @@ class PlanarDrive(ModelPlugin):
         raise NotImplementedError
 
     @classmethod
-    def step_kernel(cls, batch: "PlanarDriveBatch", dt: float) -> None:
+    def step_kernel(cls, batch: "PlanarDriveBatch", dt: float) -> bool:
         """Step ``batch.state`` by ``dt`` s towards ``batch.commands``; fill ``batch.forward``,
-        ``batch.lateral`` and ``batch.turn_rate``."""
+        ``batch.lateral`` and ``batch.turn_rate``; whether anything changed (when nothing did,
+        the kernel is not called again until a command changes)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------ state and steps
@@ -161,6 +162,8 @@ class PlanarDriveBatch(DriveBatch):
         self.commands = np.zeros((len(self.plugins), len(self.plugins[0].command_row()) if self.plugins else 0))
         #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).
         self.commands_read = -1
+        #: Whether the last kernel step changed nothing: the next gives the same until a command changes.
+        self.settled = False
         #: A TF broadcaster of the drives (None without ROS or when none sends TF).
         self.tf = next((plugin.odom_tf for plugin in self.plugins if plugin.odom_tf is not None), None)
         self.topics_listened: Any = None
@@ -175,7 +178,9 @@ class PlanarDriveBatch(DriveBatch):
             self.commands_read = VelocityCommand.changes
             for row, plugin in enumerate(self.plugins):
                 self.commands[row] = plugin.command_row()
-        self.drive_class.step_kernel(self, time.step_size)
+            self.settled = False
+        if not self.settled:
+            self.settled = not self.drive_class.step_kernel(self, time.step_size)
         self.drive()
         due = self.odometry_due(time)
         if not due:

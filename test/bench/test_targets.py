@@ -31,6 +31,7 @@ def made_up_result(swarm_rtf: float) -> dict:
             "office, 200 people": {"rtf": 31.0}, "office, 1000 people": {"rtf": 4.0},
             "social force vs pysocialforce": {"ratio": 110.0}, "ORCA vs RVO2": {"ratio": 3.0},
         },
+        "drives": {"OmniDrive": {"cost_vs_diff_drive": 0.97}, "DiffDrive + Range": {"cost_vs_diff_drive": 2.3}},
         "scale": {
             "fleet: 100 robots, 720-beam 30 m lasers at 10 Hz, physics 100 Hz": {"rtf": 6.0},
             SWARM: {"rtf": swarm_rtf},
@@ -55,6 +56,8 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert met["office, 200 people"] and not met["office, 1000 people"]  # 31x, 4x (not 5x)
     assert met["social force vs pysocialforce"] and met["ORCA vs RVO2 (pyrvo)"]
     assert met["crowd navigation, 64 worlds"]
+    assert met["OmniDrive, cost per robot vs DiffDrive's"] and not met["DiffDrive + Range, cost per robot vs DiffDrive's"]
+    assert met["AckermannDrive, cost per robot vs DiffDrive's"] is None  # not measured
     assert "NOT MET" in describe(next(t for t in TARGETS if t.name == "swarm, 1000 robots"), result)
     assert next(t for t in TARGETS if t.name == "reference scene").value({}) is None  # missing figures
 

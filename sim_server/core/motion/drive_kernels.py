@@ -130,6 +130,7 @@ def _tighter(configured: float, commanded: float) -> float:
 
 @jit
 def _step_ackermann(commands, wheelbases, max_steer, speed_limits, steer_limits, state, dt, forward, turn_rate):
+    changed = False
     for i in range(commands.shape[0]):
         target_speed = commands[i, 0]
         if speed_limits[i, VELOCITY] != 0.0:
@@ -146,16 +147,19 @@ def _step_ackermann(commands, wheelbases, max_steer, speed_limits, steer_limits,
             state[i, 1], state[i, 2], target_steer, dt, max_steer[i], steer_limits[i, ACCELERATION],
             steer_limits[i, DECELERATION], rate_limit,
         )
+        if speed != state[i, 0] or steer != state[i, 1] or steer_rate != state[i, 2]:
+            changed = True
         state[i, 0], state[i, 1], state[i, 2] = speed, steer, steer_rate
         forward[i] = speed
         turn_rate[i] = ackermann_turn(speed, steer, wheelbases[i])
+    return changed
 
 
 def step_ackermann(
     commands: np.ndarray, wheelbases: np.ndarray, max_steer: np.ndarray,
     speed_limits: np.ndarray, steer_limits: np.ndarray, state: np.ndarray, dt: float, forward: np.ndarray,
     turn_rate: np.ndarray,
-) -> None:
+) -> bool:
     """Step N cars' speed and steering by ``dt`` seconds towards their commands.
 
     Args:
@@ -168,12 +172,16 @@ def step_ackermann(
             speed and of the steering angle.
         state: (N, 3), updated: speed (m/s), steering angle (rad), steering rate (rad/s).
         forward, turn_rate: (N,), set: the rear axle midpoint's speed (m/s), the yaw rate (rad/s).
+
+    Returns:
+        Whether any state changed: when none did, the same commands give the same step again.
     """
-    _step_ackermann(commands, wheelbases, max_steer, speed_limits, steer_limits, state, dt, forward, turn_rate)
+    return _step_ackermann(commands, wheelbases, max_steer, speed_limits, steer_limits, state, dt, forward, turn_rate)
 
 
 @jit
 def _step_omni(commands, limits, wheels, state, dt, forward, lateral, turn_rate):
+    changed = False
     for i in range(commands.shape[0]):
         scale = wheel_speed_scale(commands[i, 0], commands[i, 1], commands[i, 2], wheels[i, 0], wheels[i, 1])
         for axis in range(3):
@@ -184,13 +192,16 @@ def _step_omni(commands, limits, wheels, state, dt, forward, lateral, turn_rate)
         scale = wheel_speed_scale(state[i, 0], state[i, 1], state[i, 2], wheels[i, 0], wheels[i, 1])
         for axis in range(3):
             state[i, axis] *= scale
+        if state[i, 0] != forward[i] or state[i, 1] != lateral[i] or state[i, 2] != turn_rate[i]:
+            changed = True
         forward[i], lateral[i], turn_rate[i] = state[i, 0], state[i, 1], state[i, 2]
+    return changed
 
 
 def step_omni(
     commands: np.ndarray, limits: np.ndarray, wheels: np.ndarray, state: np.ndarray, dt: float,
     forward: np.ndarray, lateral: np.ndarray, turn_rate: np.ndarray,
-) -> None:
+) -> bool:
     """Step N holonomic bases' velocities by ``dt`` seconds towards their commands.
 
     Args:
@@ -201,9 +212,13 @@ def step_omni(
             base; the command, and then the velocity, are scaled down together (keeping their
             direction) until no wheel is faster.
         state: (N, 3), updated: the velocities (m/s, m/s, rad/s).
-        forward, lateral, turn_rate: (N,), set from ``state``.
+        forward, lateral, turn_rate: (N,), set from ``state`` (and holding the last step's on entry).
+
+    Returns:
+        Whether any velocity changed from the last step's: when none did, the same commands give
+        the same step again.
     """
-    _step_omni(commands, limits, wheels, state, dt, forward, lateral, turn_rate)
+    return _step_omni(commands, limits, wheels, state, dt, forward, lateral, turn_rate)
 
 
 def warm_up() -> None:
