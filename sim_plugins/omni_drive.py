@@ -8,7 +8,7 @@ Parameters (besides those of :mod:`sim_plugins.planar_drive`, :mod:`sim_plugins.
   forward speed (m/s), the sideways speed (m/s) and the turn rate (rad/s), each on its own.
 * ``max_wheel_speed`` (m/s at the wheel's rim, 0 = none), ``wheelbase`` and ``track_width``
   (m, 0): a mecanum base whose wheels sit at (+-wheelbase/2, +-track_width/2) turns its
-  fastest wheel at |vx| + |vy| + (wheelbase + track_width) / 2 |wz|; a command asking more
+  fastest wheel at ``abs(vx) + abs(vy) + (wheelbase + track_width) / 2 abs(wz)``; a command asking more
   is scaled down as a whole (its direction kept), and so is the velocity while it changes.
 
 cmd_vel's ``linear.x`` (forward), ``linear.y`` (to the left, m/s) and ``angular.z`` (rad/s)

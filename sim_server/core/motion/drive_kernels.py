@@ -111,7 +111,7 @@ def wheel_speed_scale(vx: float, vy: float, wz: float, half_extents_sum: float, 
     """The factor (<= 1) that keeps a mecanum base's fastest wheel within ``max_wheel_speed``
     (m/s at the rim) when the base moves at ``vx``, ``vy`` and turns at ``wz``: each wheel's
     rim speed is vx +- vy +- (lx + ly) wz, ``half_extents_sum`` being lx + ly (half the
-    wheelbase plus half the track), so the fastest is |vx| + |vy| + (lx + ly) |wz|."""
+    wheelbase plus half the track), so the fastest is ``abs(vx) + abs(vy) + (lx + ly) abs(wz)``."""
     if max_wheel_speed == 0.0:
         return 1.0
     fastest = abs(vx) + abs(vy) + half_extents_sum * abs(wz)
