@@ -11,9 +11,12 @@ Kilted writes it) with
 * one LaserScan display per ``Laser`` plugin of the world's models, on the topic the plugin
   publishes (its ``topic``, ``scan`` by default, in the model's namespace, resolved against the
   server node's namespace as rclpy does); the first :data:`ENABLED_SENSOR_DISPLAYS` are on;
-* one Odometry display per ``DiffDrive`` / ``TricycleDrive`` plugin, on its ``odom_pub`` topic
-  (``odometry/filtered``), switched off: the footprints already show where the robots are; turn
-  one on to see where a robot's (noisy) odometry believes it is;
+* one Range display per ``Range`` plugin (its cone, on its ``topic``, ``range`` by default),
+  the first :data:`ENABLED_SENSOR_DISPLAYS` on;
+* one Odometry display per drive plugin (DiffDrive, TricycleDrive, AckermannDrive, OmniDrive), on
+  its ``odom_pub`` topic (``odometry/filtered``), switched off: the footprints already show where
+  the robots are; turn one on to see where a robot's (noisy) odometry believes it is. (RViz's
+  default plugins have no display of ``sensor_msgs/Imu``: an ``Imu``'s frame shows in TF.)
 * a top-down orthographic view (TopDownOrtho) centred on the world and zoomed so that the
   extent of every layer's map (an image's ``resolution`` x its size in pixels from ``origin``, a
   line-segment file's segments), every model's starting position and every level's box fits the
@@ -76,7 +79,10 @@ READABLE_LINE_PIXELS = 2.0
 
 LASER_TYPE = "Laser"
 CAMERA_TYPE = "Camera"
-DRIVE_TYPES = ("DiffDrive", "TricycleDrive")
+RANGE_TYPE = "Range"
+DRIVE_TYPES = ("DiffDrive", "TricycleDrive", "AckermannDrive", "OmniDrive")
+#: Colour of the Range displays' cones.
+RANGE_COLOR = "255; 200; 0"
 #: Colours of the LaserScan displays, in turn.
 SCAN_COLORS = ("255; 64; 64", "64; 200; 255", "255; 200; 0", "200; 90; 255", "90; 255; 120", "255; 140; 200")
 
@@ -109,7 +115,7 @@ class Extent:
 
 @dataclass(frozen=True)
 class SensorTopic:
-    """A topic a model's plugin publishes: ``kind`` (``laser``, ``camera`` or ``odometry``), model,
+    """A topic a model's plugin publishes: ``kind`` (``laser``, ``camera``, ``range`` or ``odometry``), model,
     plugin and the fully qualified topic."""
 
     kind: str
@@ -259,6 +265,8 @@ def summarize_world(
                     topic = _string(plugin.config, "topic", "scan", where)
                 elif plugin.plugin_type == CAMERA_TYPE:
                     topic = _string(plugin.config, "topic", "image_raw", where)
+                elif plugin.plugin_type == RANGE_TYPE:
+                    topic = _string(plugin.config, "topic", "range", where)
                 elif plugin.plugin_type in DRIVE_TYPES:
                     enabled = plugin.config.get("enable_odom_pub", True)
                     if enabled is False:
@@ -267,7 +275,7 @@ def summarize_world(
                 else:
                     continue
                 full = expand_topic(plugin_topic(entry.namespace, topic), node_name, namespace)
-                kind = {LASER_TYPE: "laser", CAMERA_TYPE: "camera"}.get(plugin.plugin_type, "odometry")
+                kind = {LASER_TYPE: "laser", CAMERA_TYPE: "camera", RANGE_TYPE: "range"}.get(plugin.plugin_type, "odometry")
                 summary.sensors.append(SensorTopic(kind, entry.name, plugin.name, full))
         except ConfigError as exc:
             raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
@@ -433,6 +441,19 @@ def rviz_config(
             "Min Value": 0,
             "Normalize Range": False,
             "Topic": _topic(sensor.topic, "Volatile", "Reliable", 5),
+            "Value": enabled,
+        })
+    rangers = [sensor for sensor in summary.sensors if sensor.kind == "range"][:max_sensor_displays]
+    for index, sensor in enumerate(rangers):
+        enabled = index < enabled_sensor_displays
+        displays.append({
+            "Class": "rviz_default_plugins/Range",
+            "Enabled": enabled,
+            "Name": f"Range {sensor.model}/{sensor.plugin}",
+            "Alpha": 0.5,
+            "Buffer Length": 1,
+            "Color": RANGE_COLOR,
+            "Topic": _topic(sensor.topic, "Volatile", "Best Effort", 5),
             "Value": enabled,
         })
     drives = [sensor for sensor in summary.sensors if sensor.kind == "odometry"][:max_sensor_displays]

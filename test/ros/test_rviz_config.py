@@ -15,6 +15,7 @@ from rclpy.parameter import Parameter
 
 from sim_plugins.camera import Camera
 from sim_plugins.laser import Laser
+from sim_plugins.range_sensor import RangeSensor
 from sim_server.core.errors import ConfigError
 from sim_server.core.world import World
 from sim_server.ros.rviz_config import (
@@ -34,6 +35,7 @@ WORLDS = [
     DEMO_WORLD,
     REPO_ROOT / "config" / "worlds" / "levels" / "world.yaml",
     REPO_ROOT / "config" / "worlds" / "tunnel" / "world.yaml",
+    REPO_ROOT / "config" / "worlds" / "vehicles" / "world.yaml",
     DATA_DIR / "levels" / "world.yaml",
     LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml",
 ]
@@ -118,6 +120,24 @@ def test_a_scan_display_per_laser_on_the_topic_the_server_publishes(ros_context,
         offered = {name for name, _ in server.get_topic_names_and_types()}
         odometry = displays(config, "Odometry")
         assert all(d["Topic"]["Value"] in offered and not d["Enabled"] for d in odometry)
+        drives = sorted(
+            plugin.odometry.publishers[1].topic_name  # (ground truth, then the odometry)
+            for model in world.models.values()
+            for plugin in world.plugins.plugins_of(model)
+            if getattr(plugin, "odometry", None) is not None and plugin.odometry.publishers
+        )
+        assert sorted(d["Topic"]["Value"] for d in odometry) == drives
+        rangers = sorted(
+            plugin._publisher.topic_name
+            for model in world.models.values()
+            for plugin in world.plugins.plugins_of(model)
+            if isinstance(plugin, RangeSensor)
+        )
+        ranges = displays(config, "Range")
+        assert sorted(d["Topic"]["Value"] for d in ranges) == rangers
+        assert all(d["Enabled"] and d["Topic"]["Reliability Policy"] == "Best Effort" for d in ranges)
+        if world_path.parent.name == "vehicles":
+            assert len(drives) == 2 and len(rangers) == 6
     finally:
         server.destroy_node()
     width, height = config["Window Geometry"]["Width"], config["Window Geometry"]["Height"]
