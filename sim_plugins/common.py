@@ -12,6 +12,7 @@ from sim_server.core.geometry import offset_point_velocity
 from sim_server.core.motion.dynamics_limits import DynamicsLimits
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.plugins import PluginContext, TimeKeeper, YamlReader
+from sim_server.core.random_streams import NormalStream, stream_key
 
 if TYPE_CHECKING:
     from sim_server.core.physics.model import Model, ModelBody
@@ -60,6 +61,13 @@ def plugin_rng(context: PluginContext) -> np.random.Generator:
     owner = context.model.name if context.model is not None else ""
     words = [seed] + [byte for byte in f"{owner}/{context.name}".encode()]
     return np.random.default_rng(words)
+
+
+def plugin_stream(context: PluginContext) -> NormalStream:
+    """The plugin's stream of normal numbers for batched noise (:mod:`sim_server.core.random_streams`):
+    reproducible when the world has a ``seed``, its own (from the model's and the plugin's names)."""
+    owner = context.model.name if context.model is not None else ""
+    return NormalStream(stream_key(context.world.seed, f"{owner}/{context.name}"))
 
 
 

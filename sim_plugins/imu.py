@@ -26,8 +26,9 @@ difference times ``pub_rate`` (infinite by default), turned into the body frame 
 error in y; that is not kept. Gravity is not added (the reference's z is 0).
 
 In-process: :attr:`Imu.last_truth` and :attr:`Imu.last_reading` (:class:`ImuReading`). A batch of
-IMUs reads every body in one compiled call; without noise or bias, and with nobody subscribed,
-a reading is built only when read.
+IMUs reads every body in one compiled call and draws every noisy IMU's noise in another (each
+IMU's own stream, :mod:`sim_server.core.random_streams`: the same numbers alone or in a batch);
+with nobody subscribed, readings are built only when read.
 """
 
 from __future__ import annotations
@@ -42,7 +43,10 @@ from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.physics.body_memory import BodyBatch, memory_access_works
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
-from sim_plugins.common import body_of, plugin_rng, read_rate
+from sim_server.core import random_streams
+from sim_server.core.compiled import jit
+from sim_server.core.random_streams import draw_normals, gather
+from sim_plugins.common import body_of, plugin_stream, read_rate
 
 IMU_QUEUE_DEPTH = 10
 #: Indices of the measured components in the [x, y, z] noise lists: yaw (z), yaw rate (z), and
@@ -75,25 +79,47 @@ def _covariance(config: YamlReader, key: str, variances: tuple[float, ...]) -> l
     return list(config.get_floats(key, 9, tuple(default), within=bounds.COVARIANCE))
 
 
-def point_states(poses: np.ndarray, velocities: np.ndarray, offsets: np.ndarray, yaws: np.ndarray) -> np.ndarray:
-    """(N, 4): each IMU's world velocity x, y (m/s), yaw (rad) and yaw rate (rad/s), from its
-    body's pose (N, 3: x, y, angle), velocity (N, 3: centre of mass vx, vy, w), the IMU's place
-    relative to the body's centre of mass (N, 2, body frame, m) and its yaw on the body (N)."""
-    cos, sin = np.cos(poses[:, 2]), np.sin(poses[:, 2])
-    rx = cos * offsets[:, 0] - sin * offsets[:, 1]
-    ry = sin * offsets[:, 0] + cos * offsets[:, 1]
-    w = velocities[:, 2]
-    return np.stack([velocities[:, 0] - w * ry, velocities[:, 1] + w * rx, poses[:, 2] + yaws, w], axis=1)
+@jit
+def _measure_points(poses, velocities, offsets, yaws, previous, has_previous, dt, states, truth):
+    for i in range(poses.shape[0]):
+        theta = poses[i, 2]
+        cos, sin = math.cos(theta), math.sin(theta)
+        arm_x = cos * offsets[i, 0] - sin * offsets[i, 1]
+        arm_y = sin * offsets[i, 0] + cos * offsets[i, 1]
+        w = velocities[i, 2]
+        vx, vy = velocities[i, 0] - w * arm_y, velocities[i, 1] + w * arm_x
+        yaw = theta + yaws[i]
+        states[i, 0], states[i, 1], states[i, 2], states[i, 3] = vx, vy, yaw, w
+        truth[i, 0], truth[i, 1], truth[i, 2], truth[i, 3] = yaw, w, 0.0, 0.0
+        if dt > 0.0 and has_previous[i]:
+            ax, ay = (vx - previous[i, 0]) / dt, (vy - previous[i, 1]) / dt
+            cos_yaw, sin_yaw = math.cos(yaw), math.sin(yaw)
+            truth[i, 2] = cos_yaw * ax + sin_yaw * ay
+            truth[i, 3] = -sin_yaw * ax + cos_yaw * ay
 
 
-def accelerations(previous: np.ndarray, now: np.ndarray, dt: float) -> np.ndarray:
-    """(N, 2): each IMU's acceleration (m/s^2) in its own frame, from its states (see
-    :func:`point_states`) a step of ``dt`` seconds apart (zero where there was none before)."""
-    if dt <= 0.0:
-        return np.zeros((len(now), 2))
-    ax, ay = (now[:, 0] - previous[:, 0]) / dt, (now[:, 1] - previous[:, 1]) / dt
-    cos, sin = np.cos(now[:, 2]), np.sin(now[:, 2])
-    return np.stack([cos * ax + sin * ay, -sin * ax + cos * ay], axis=1)
+def measure_points(
+    poses: np.ndarray, velocities: np.ndarray, offsets: np.ndarray, yaws: np.ndarray, previous: np.ndarray,
+    has_previous: np.ndarray, dt: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The IMUs' states and true readings, in one compiled call.
+
+    Args:
+        poses: (N, 3) the bodies' x, y (m) and angle (rad).
+        velocities: (N, 3) their centres of mass' vx, vy (m/s) and w (rad/s).
+        offsets: (N, 2) each IMU's place from its body's centre of mass (m, body frame).
+        yaws: (N,) each IMU's yaw on its body (rad).
+        previous: (N, 4) each IMU's state a step (``dt`` s) before, where ``has_previous``.
+
+    Returns:
+        The states (N, 4: the IMU point's world velocity x, y in m/s, its yaw in rad and yaw rate
+        in rad/s) and the true readings (N, 4: yaw, yaw rate, and the acceleration x, y in m/s^2
+        in the IMU's frame, averaged over the step: 0 without a state before).
+    """
+    count = len(poses)
+    states, truth = np.empty((count, 4)), np.empty((count, 4))
+    _measure_points(poses, velocities, offsets, yaws, previous, has_previous, float(dt), states, truth)
+    return states, truth
 
 
 class Imu(ModelPlugin):
@@ -101,8 +127,9 @@ class Imu(ModelPlugin):
 
     @classmethod
     def prepare(cls) -> None:
-        """The compiled batch access to Box2D's bodies, ready before the first IMU."""
+        """The compiled batch access to Box2D's bodies and the noise, ready before the first IMU."""
         memory_access_works()
+        random_streams.warm_up()
 
     def on_initialize(self, config: YamlReader) -> None:
         self._publishers: tuple = ()
@@ -123,24 +150,32 @@ class Imu(ModelPlugin):
         self.timer = UpdateTimer(read_rate(config, "pub_rate", math.inf))
         broadcast_tf = config.get_bool("broadcast_tf", True)
         self.origin = config.get_pose("origin", Pose2D())
-        self.gyro_walk = _noise(config, "angular_velocity_bias_walk")[YAW]
-        walk = _noise(config, "linear_acceleration_bias_walk")
-        self.accel_walk = np.array([walk[i] for i in ACCELERATION])
+        gyro_walk = _noise(config, "angular_velocity_bias_walk")[YAW]
+        accel_walk = _noise(config, "linear_acceleration_bias_walk")
+        #: Bias walks' standard deviations over a second: yaw rate, x and y acceleration.
+        self.walks = np.array([gyro_walk, *(accel_walk[i] for i in ACCELERATION)])
         #: Standard deviations of the yaw, yaw rate and x, y acceleration noise.
         self.noise_std = np.sqrt(np.array([noise[0][YAW], noise[1][YAW], *(noise[2][i] for i in ACCELERATION)]))
         #: Whether anything random is added (without, nothing is drawn at all).
-        self.noisy = bool(self.noise_std.any() or self.gyro_walk or self.accel_walk.any())
-        self.rng = plugin_rng(self.context)
-        #: The biases now: yaw rate (rad/s), x and y acceleration (m/s^2).
+        self.noisy = bool(self.noise_std.any() or self.walks.any())
+        #: The noise's stream (:data:`NOISES` numbers a noisy measurement, :data:`WALKS` more with
+        #: bias walks; a batch draws for all in one call).
+        self.stream = plugin_stream(self.context)
+        #: The biases now: yaw rate (rad/s), x and y acceleration (m/s^2); a row of a batch's
+        #: array while in one, as is :attr:`bias_time`.
         self.bias = np.zeros(3)
-        self._last_bias_ns: int | None = None
+        #: Sim time (ns) the biases last moved (-1: never).
+        self.bias_time = np.full(1, -1, dtype=np.int64)
         local = self.body.localCenter
         self.offset = (self.origin.x - local.x, self.origin.y - local.y)
         #: The IMU's last state (see :func:`point_states`), kept by itself or by its batch.
         self._previous: np.ndarray | None = None
         self._previous_in: tuple[Any, int] | None = None
         self._last: tuple[ImuReading, ImuReading] | None = None
-        self._deferred: tuple[Any, int] | None = None
+        #: The batch measuring the IMU, its group and row there (None alone), and the serial of
+        #: the batch's record last read.
+        self._slot: tuple[Any, int, int] | None = None
+        self._seen = -1
         node = self.context.ros_node
         if node is not None and self.enabled:
             self._setup_ros(node, broadcast_tf)
@@ -171,17 +206,32 @@ class Imu(ModelPlugin):
 
     # ------------------------------------------------------------------ measuring
     def after_physics_step(self, time: TimeKeeper) -> None:
+        """The IMU alone (not in a batch): its body read through SWIG."""
+        self._slot = None  # (a batch it was in no longer measures it)
         body = self.body
         position, velocity = body.position, body.linearVelocity
         pose = np.array([[position.x, position.y, body.angle]])
         speeds = np.array([[velocity.x, velocity.y, body.angularVelocity]])
-        states = point_states(pose, speeds, np.array([self.offset]), np.array([self.origin.theta]))
-        self._advance(states, 0, time)
+        previous = self.previous_state()
+        has_previous = np.array([previous is not None])
+        states, truth = measure_points(pose, speeds, np.array([self.offset]), np.array([self.origin.theta]),
+                                       previous if previous is not None else np.zeros((1, 4)), has_previous,
+                                       time.step_size)
+        self._previous, self._previous_in = states, None
+        if self.timer.check(time):
+            readings = truth
+            if self.noisy:
+                readings = truth.copy()
+                rows = (_NO_ROWS, _ONE_ROW) if self.walks.any() else (_ONE_ROW, _NO_ROWS)
+                add_noise(truth, rows, self.stream.keys, self.stream.counters, self.bias.reshape(1, 3),
+                          self.bias_time, self.walks.reshape(1, 3), self.noise_std.reshape(1, 4), time.time_ns, readings)
+            self._publish(ImuReading(time.time_ns, *truth[0].tolist()), ImuReading(time.time_ns, *readings[0].tolist()))
 
     @classmethod
     def after_physics_step_batch(cls, plugins: PluginBatch, time: TimeKeeper) -> None:
-        """Every IMU's step: all bodies read in one compiled call, the accelerations computed
-        as arrays; a reading is made (in Python) only where one is due and noisy or listened."""
+        """Every IMU's step: all bodies read in one compiled call, the readings computed in
+        another, every noisy one's noise drawn in a third; readings are built per IMU only
+        where somebody listens, or when read."""
         batch = plugins.cache.get("imus")
         if batch is None:
             batch = plugins.cache["imus"] = _ImuBatch(plugins)
@@ -191,33 +241,12 @@ class Imu(ModelPlugin):
         """(1, 4): the state of the last step (None before the first)."""
         if self._previous_in is not None:
             batch, index = self._previous_in
-            if batch.previous is not None:
-                return batch.previous[index:index + 1]
+            if batch.has_previous[index]:
+                return batch.previous[index:index + 1].copy()
         return self._previous
 
-    def _advance(self, states: np.ndarray, index: int, time: TimeKeeper) -> None:
-        previous = self.previous_state()
-        if previous is None:
-            previous = states[index:index + 1]
-        acceleration = accelerations(previous, states[index:index + 1], time.step_size)[0]
-        self._previous, self._previous_in = states[index:index + 1].copy(), None
-        if self.timer.check(time):
-            yaw, yaw_rate = float(states[index, 2]), float(states[index, 3])
-            self._measure(ImuReading(time.time_ns, yaw, yaw_rate, float(acceleration[0]), float(acceleration[1])))
-
-    def _measure(self, truth: ImuReading) -> None:
-        """The reading of ``truth`` with its noise and biases (drawn now, whoever reads), then
-        published where somebody listens."""
-        self._deferred = None
-        reading = truth
-        if self.noisy:
-            if self._last_bias_ns is not None and (self.gyro_walk or self.accel_walk.any()):
-                root_dt = math.sqrt(max(truth.stamp_ns - self._last_bias_ns, 0) * 1e-9)
-                self.bias += self.rng.normal(0.0, 1.0, 3) * np.array([self.gyro_walk, *self.accel_walk]) * root_dt
-            self._last_bias_ns = truth.stamp_ns
-            n = self.rng.normal(0.0, 1.0, 4) * self.noise_std
-            reading = ImuReading(truth.stamp_ns, truth.yaw + n[0], truth.yaw_rate + n[1] + self.bias[0],
-                                 truth.ax + n[2] + self.bias[1], truth.ay + n[3] + self.bias[2])
+    def _publish(self, truth: ImuReading, reading: ImuReading) -> None:
+        """Keep ``truth`` and ``reading`` as the last, and publish them where somebody listens."""
         self._last = (truth, reading)
         if self._publishers and self._listened():
             for message, values in zip(self._messages, self._last):
@@ -230,11 +259,12 @@ class Imu(ModelPlugin):
                 publisher.publish(message)
 
     def _latest(self) -> tuple[ImuReading, ImuReading] | None:
-        if self._deferred is not None:
-            record, index = self._deferred
-            self._deferred = None
-            truth = record.reading(index)
-            self._last = (truth, truth)
+        """The last (truth, reading): the batch's newer record of this IMU's group, if any."""
+        if self._slot is not None:
+            batch, group, index = self._slot
+            record = batch.records[group]
+            if record is not None and record.serial != self._seen:
+                self._last, self._seen = record.readings(index), record.serial
         return self._last
 
     @property
@@ -261,19 +291,73 @@ class Imu(ModelPlugin):
             self._tf = None
 
 
+#: Normal numbers a noisy measurement draws: the four noises, then the three bias steps of an
+#: IMU whose biases walk.
+NOISES, WALKS = 4, 3
+_ONE_ROW = np.zeros(1, dtype=np.int64)
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+@jit
+def _apply_noise(truth, rows, draws, bias, bias_time, walks, noise_std, stamp_ns, out):
+    walking = draws.shape[1] > 4
+    for j in range(rows.shape[0]):
+        i = rows[j]
+        if walking:
+            root_dt = 0.0
+            if bias_time[i] >= 0:
+                root_dt = math.sqrt(max(stamp_ns - bias_time[i], 0) * 1e-9)
+            for k in range(3):
+                bias[i, k] += draws[j, 4 + k] * walks[i, k] * root_dt
+            bias_time[i] = stamp_ns
+        out[i, 0] = truth[i, 0] + draws[j, 0] * noise_std[i, 0]
+        for k in range(1, 4):
+            out[i, k] = truth[i, k] + draws[j, k] * noise_std[i, k] + bias[i, k - 1]
+
+
+def add_noise(
+    truth: np.ndarray, rows: tuple[np.ndarray, np.ndarray], keys: np.ndarray, counters: np.ndarray, bias: np.ndarray,
+    bias_time: np.ndarray, walks: np.ndarray, noise_std: np.ndarray, stamp_ns: int, out: np.ndarray,
+) -> None:
+    """Noisy readings of IMUs ``rows`` of a batch at ``stamp_ns`` (ns), into ``out``: each
+    draws :data:`NOISES` numbers from its stream, and :data:`WALKS` more when its biases walk
+    (two compiled calls for all); walking biases move by ``walks * sqrt(dt)`` (dt: s since they
+    last moved; they move from the second measurement on); each value gets its noise and the yaw
+    rate and accelerations their biases.
+
+    Args:
+        truth: (S, 4): the true yaw (rad), yaw rate (rad/s), x and y acceleration (m/s^2).
+        rows: the IMUs measured (int64 arrays): those whose biases stay, those whose biases walk.
+        keys, counters: the IMUs' streams (:func:`~sim_server.core.random_streams.draw_normals`).
+        bias: (S, 3), updated: the biases of the yaw rate and the accelerations.
+        bias_time: (S,) int64, updated: when each bias last moved (ns, -1: never).
+        walks: (S, 3): the bias walks' standard deviations over a second.
+        noise_std: (S, 4): the noises' standard deviations.
+        out: (S, 4): the readings of ``rows`` are written.
+    """
+    for chosen, count in zip(rows, (NOISES, NOISES + WALKS)):
+        if len(chosen):
+            draws = np.empty((len(chosen), count))
+            draw_normals(keys, counters, chosen, draws)
+            _apply_noise(truth, chosen, draws, bias, bias_time, walks, noise_std, stamp_ns, out)
+
+
 class _ImuRecord:
-    """The IMUs of a batch at one time: their states and accelerations, copied; a noise-free
-    reading is built from it only when read."""
+    """The IMUs of a batch at one time (``serial``: the batch's count of records): their true and
+    noisy readings (N, 4: yaw, yaw rate, x and y acceleration); an IMU's :class:`ImuReading`
+    pair is built from it only when read."""
 
-    __slots__ = ("stamp_ns", "states", "accelerations")
+    __slots__ = ("serial", "stamp_ns", "truth", "noisy")
 
-    def __init__(self, stamp_ns: int, states: np.ndarray, accelerations: np.ndarray) -> None:
-        self.stamp_ns, self.states, self.accelerations = stamp_ns, states.copy(), accelerations.copy()
+    def __init__(self, serial: int, stamp_ns: int, truth: np.ndarray, noisy: np.ndarray) -> None:
+        self.serial, self.stamp_ns, self.truth, self.noisy = serial, stamp_ns, truth, noisy
 
-    def reading(self, index: int) -> ImuReading:
-        _, _, yaw, yaw_rate = self.states[index].tolist()
-        ax, ay = self.accelerations[index].tolist()
-        return ImuReading(self.stamp_ns, yaw, yaw_rate, ax, ay)
+    def readings(self, index: int) -> tuple[ImuReading, ImuReading]:
+        """(truth, reading) of IMU ``index``."""
+        truth = ImuReading(self.stamp_ns, *self.truth[index].tolist())
+        if self.noisy is self.truth:
+            return truth, truth
+        return truth, ImuReading(self.stamp_ns, *self.noisy[index].tolist())
 
 
 class _ImuBatch:
@@ -281,38 +365,74 @@ class _ImuBatch:
 
     def __init__(self, plugins: "list[Imu]") -> None:
         self.plugins = list(plugins)
+        count = len(self.plugins)
         self.bodies = BodyBatch(plugin.body for plugin in self.plugins)
         self.offsets = np.array([plugin.offset for plugin in self.plugins], dtype=np.float64).reshape(-1, 2)
         self.yaws = np.array([plugin.origin.theta for plugin in self.plugins], dtype=np.float64)
-        known = [plugin.previous_state() for plugin in self.plugins]
-        #: The IMUs' states of the last step (N, 4), or None before the batch's first.
-        self.previous: np.ndarray | None = None
-        self._known = known
+        #: The IMUs' states of the last step (N, 4), where ``has_previous``.
+        self.previous = np.zeros((count, 4))
+        self.has_previous = np.zeros(count, dtype=bool)
         for index, plugin in enumerate(self.plugins):
+            known = plugin.previous_state()
+            if known is not None:
+                self.previous[index], self.has_previous[index] = known[0], True
             plugin._previous_in = (self, index)
         groups: dict[int | None, list[tuple[int, Imu]]] = {}
         for index, plugin in enumerate(self.plugins):
             groups.setdefault(plugin.timer.period_ns, []).append((index, plugin))
         self.groups = list(groups.values())
+        #: Per group, the rows of its noisy IMUs (those whose biases stay, those whose biases
+        #: walk), and its newest record.
+        self.noisy_rows = [
+            tuple(np.array([i for i, plugin in group if plugin.noisy and bool(plugin.walks.any()) == walking], dtype=np.int64)
+                  for walking in (False, True))
+            for group in self.groups
+        ]
+        self.records: list[_ImuRecord | None] = [None] * len(self.groups)
+        self.serial = 0
+        for number, group in enumerate(self.groups):
+            for index, plugin in group:
+                plugin._latest()  # (what an earlier batch measured, kept)
+                plugin._slot, plugin._seen = (self, number, index), -1
+        # The noise's state, in arrays; each IMU's own are views of its row (drawing alone goes on).
+        self.keys, self.counters = gather([plugin.stream for plugin in self.plugins])
+        self.bias = np.array([plugin.bias for plugin in self.plugins], dtype=np.float64).reshape(-1, 3)
+        self.bias_time = np.array([plugin.bias_time[0] for plugin in self.plugins], dtype=np.int64)
+        for index, plugin in enumerate(self.plugins):
+            plugin.bias, plugin.bias_time = self.bias[index], self.bias_time[index:index + 1]
+        self.walks = np.array([plugin.walks for plugin in self.plugins], dtype=np.float64).reshape(-1, 3)
+        self.noise_std = np.array([plugin.noise_std for plugin in self.plugins], dtype=np.float64).reshape(-1, 4)
+        #: Whether anybody subscribes to any IMU (None without ROS).
+        self.listened = None
+        publishers = [publisher for plugin in self.plugins for publisher in plugin._publishers]
+        if publishers:
+            from sim_server.ros.subscriber_check import SubscriberCheck
+
+            self.listened = SubscriberCheck(*publishers)
 
     def step(self, time: TimeKeeper) -> None:
-        states = point_states(self.bodies.poses(), self.bodies.velocities(), self.offsets, self.yaws)
-        previous = self.previous
-        if previous is None:  # a new batch: each IMU's own last state, where it has one
-            previous = np.array([known[0] if known is not None else states[i] for i, known in enumerate(self._known)])
-            self._known = []
-        acceleration = accelerations(previous, states, time.step_size)
+        states, truth = measure_points(self.bodies.poses(), self.bodies.velocities(), self.offsets, self.yaws,
+                                       self.previous, self.has_previous, time.step_size)
         self.previous = states
-        due = [member for group in self.groups if group[0][1].timer.check(time) for member in group]
-        if not due:
+        self.has_previous[:] = True
+        due_groups = [number for number, group in enumerate(self.groups) if group[0][1].timer.check(time)]
+        if not due_groups:
             return
-        record = None
-        for index, plugin in due:
-            if plugin.noisy or (plugin._publishers and plugin._listened()):
-                yaw, yaw_rate = float(states[index, 2]), float(states[index, 3])
-                plugin._measure(ImuReading(time.time_ns, yaw, yaw_rate, float(acceleration[index, 0]),
-                                           float(acceleration[index, 1])))
-            else:
-                if record is None:
-                    record = _ImuRecord(time.time_ns, states, acceleration)
-                plugin._deferred = (record, index)
+        noisy = truth
+        rows = [self.noisy_rows[number] for number in due_groups if len(self.noisy_rows[number][0]) + len(self.noisy_rows[number][1])]
+        if rows:  # every noisy IMU due draws its noise now, whoever reads
+            noisy = truth.copy()
+            if len(rows) > 1:
+                rows = [tuple(np.concatenate([group_rows[kind] for group_rows in rows]) for kind in (0, 1))]
+            add_noise(truth, rows[0], self.keys, self.counters, self.bias, self.bias_time, self.walks, self.noise_std,
+                      time.time_ns, noisy)
+        self.serial += 1
+        record = _ImuRecord(self.serial, time.time_ns, truth, noisy)
+        for number in due_groups:
+            self.records[number] = record
+        if self.listened is not None and self.listened():
+            for number in due_groups:
+                for index, plugin in self.groups[number]:
+                    if plugin._publishers and plugin._listened():
+                        plugin._publish(*record.readings(index))
+                        plugin._seen = record.serial
