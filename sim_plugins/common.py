@@ -110,6 +110,7 @@ class DriveBatch:
         groups: dict[int | None, list[tuple[int, Any]]] = {}
         for index, plugin in enumerate(self.plugins):
             groups.setdefault(plugin.odometry.timer.period_ns, []).append((index, plugin))
+        #: The plugins grouped by odometry rate: (index, plugin) each.
         self._odometry_groups = list(groups.values())
 
     def drive(self) -> None:
@@ -119,13 +120,16 @@ class DriveBatch:
             self.forward, self.lateral, self.turn_rate, self.moving_points, self.poses, self.velocities
         )
 
+    def odometry_groups_due(self, time: TimeKeeper) -> list[int]:
+        """The numbers of the odometry groups due now (each group's timer asked once)."""
+        return [number for number, group in enumerate(self._odometry_groups) if group[0][1].odometry.timer.check(time)]
+
     def odometry_due(self, time: TimeKeeper) -> list[tuple[int, Any]]:
         """(index, plugin) of each plugin whose odometry is due now; :attr:`poses` and
         :attr:`velocities` hold their state at that index (see :meth:`drive`)."""
         due: list[tuple[int, Any]] = []
-        for group in self._odometry_groups:
-            if group[0][1].odometry.timer.check(time):
-                due += group
+        for number in self.odometry_groups_due(time):
+            due += self._odometry_groups[number]
         return due
 
     def record(self, stamp_ns: int) -> "DriveRecord":
@@ -139,7 +143,7 @@ class DriveRecord:
     points (m, body frame), copied; a drive's odometry is built from it only when read
     (:meth:`~sim_plugins.odometry.OdometryPublisher.defer`), the same numbers as measuring at once."""
 
-    __slots__ = ("stamp_ns", "poses", "forward", "lateral", "turn_rate", "origins")
+    __slots__ = ("stamp_ns", "poses", "forward", "lateral", "turn_rate", "origins", "noisy")
 
     def __init__(
         self, stamp_ns: int, poses: np.ndarray, forward: np.ndarray, lateral: np.ndarray, turn_rate: np.ndarray,
@@ -148,6 +152,9 @@ class DriveRecord:
         self.stamp_ns = stamp_ns
         self.poses, self.forward, self.lateral = poses.copy(), forward.copy(), lateral.copy()
         self.turn_rate, self.origins = turn_rate.copy(), origins  # (origins never change)
+        #: The noisy odometry (N, 6: x, y, yaw, vx, vy, wz) of the noisy drives, drawn by the
+        #: batch (None when none is).
+        self.noisy: np.ndarray | None = None
 
     def state(self, index: int) -> tuple[float, float, float, float, float, float]:
         """x, y, theta (m, rad), the world velocity of the origin (m/s) and the turn rate (rad/s)
@@ -160,3 +167,15 @@ class DriveRecord:
             origin_x, origin_y,
         )
         return x, y, theta, vx, vy, turn_rate
+
+    def world_velocities(self, rows: np.ndarray) -> np.ndarray:
+        """(M, 2): the world velocity (m/s) of the origins of drives ``rows``, as :meth:`state`
+        gives it, for many at once."""
+        theta = self.poses[rows, 2]
+        cos, sin = np.cos(theta), np.sin(theta)
+        forward, lateral, turn_rate = self.forward[rows], self.lateral[rows], self.turn_rate[rows]
+        origin_x, origin_y = self.origins[rows, 0], self.origins[rows, 1]
+        return np.column_stack([
+            forward * cos - lateral * sin - turn_rate * (sin * origin_x + cos * origin_y),
+            forward * sin + lateral * cos + turn_rate * (cos * origin_x - sin * origin_y),
+        ])

@@ -22,6 +22,7 @@ from sim_server.core.motion import drive_kernels
 from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import DriveBatch, DriveRecord, body_of, read_dynamics
+from sim_plugins import odometry
 from sim_plugins.odometry import OdometryPublisher, odometry_transform
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -35,6 +36,7 @@ class DiffDrive(ModelPlugin):
         the first drive."""
         memory_access_works()
         drive_kernels.warm_up()
+        odometry.prepare()
 
     def on_initialize(self, config: YamlReader) -> None:
         # What on_shutdown releases, so that it can after a failure anywhere below.
@@ -47,6 +49,7 @@ class DiffDrive(ModelPlugin):
         self.body = body_of(self.model, config, body_name).physics_body
         self.command = VelocityCommand(self.context, config)
         self.odometry = OdometryPublisher(self.context, config, body_name)
+        self.odometry.extra_draws = 2  # the twist's noise (forward speed, yaw rate)
         self.linear_limits = read_dynamics(config, "linear_dynamics")
         self.angular_limits = read_dynamics(config, "angular_dynamics")
         twist_topic = config.get_str("twist_pub", "twist")
@@ -149,9 +152,9 @@ class DiffDrive(ModelPlugin):
         whether or not anybody listens, so seeded runs do not depend on who subscribes."""
         odometry = self.odometry
         self._twist_deferred = None
-        if odometry.noisy:
-            noise = odometry.rng.normal(0.0, 1.0, 2) * odometry.noise_std[[3, 5]]
-            self._last_twist = (linear + noise[0], angular + noise[1])
+        if odometry.noisy:  # (the numbers drawn after the odometry's, by the same measurement)
+            forward_noise, turn_noise = (odometry.extra_normals * odometry.noise.white_std[[3, 5]]).tolist()
+            self._last_twist = (linear + forward_noise, angular + turn_noise)
         else:
             self._last_twist = (linear, angular)
 

@@ -2,10 +2,11 @@
 
 Shared parameters: ``odom_pub`` (``odometry/filtered``), ``ground_truth_pub``
 (``odometry/ground_truth``), ``odom_frame_id`` (``odom``), ``ground_truth_frame_id`` (``map``),
-``pub_rate`` (Hz, .inf), ``enable_odom_pub`` (true), ``odom_pose_noise`` and
-``odom_twist_noise`` (variances of x, y, yaw and of vx, vy, wz; [0, 0, 0]),
-``odom_pose_covariance`` and ``odom_twist_covariance`` (36 numbers, row-major; default the
-noise variances on the diagonal), ``twist_in_local_frame`` (true: twists in the body frame).
+``pub_rate`` (Hz, .inf), ``enable_odom_pub`` (true), the errors of
+:mod:`sim_plugins.odometry_noise` (``odom_pose_noise``, ``odom_twist_noise``: white noise as the
+reference's; ``odom_drift``: drift), ``odom_pose_covariance`` and ``odom_twist_covariance`` (36
+numbers, row-major; default the white noise variances on the diagonal), ``twist_in_local_frame``
+(true: twists in the body frame).
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from typing import Any
 import numpy as np
 
 from sim_server.core import limits as bounds
+from sim_server.core import random_streams
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import PluginContext, UpdateTimer, YamlReader
-from sim_plugins.common import plugin_rng, read_rate
+from sim_plugins.common import read_rate
+from sim_plugins import odometry_noise
+from sim_plugins.odometry_noise import OdometryNoise
 
 COVARIANCE_SIZE = 36
 #: Positions of x, y and yaw (or vx, vy, wz) on the diagonal of a 6 x 6 covariance.
@@ -51,6 +55,19 @@ def _covariance(config: YamlReader, key: str, variances: tuple[float, ...]) -> l
     return [float(v) for v in values]
 
 
+def prepare() -> None:
+    """Compile (or load) what noisy odometry runs: the streams and the errors' kernel (a drive's
+    ``prepare``)."""
+    random_streams.warm_up()
+    odometry_noise.warm_up()
+
+
+def _state(stamp_ns: int, values: np.ndarray) -> OdometryState:
+    """An :class:`OdometryState` of (6,) x, y, yaw, vx, vy, wz."""
+    x, y, theta, vx, vy, wz = values.tolist()
+    return OdometryState(stamp_ns, Pose2D(x, y, theta), vx, vy, wz)
+
+
 class OdometryPublisher:
     """Reads the odometry parameters and publishes ground truth and noisy odometry."""
 
@@ -66,17 +83,17 @@ class OdometryPublisher:
         self.timer = UpdateTimer(read_rate(config, "pub_rate", math.inf))
         self.enabled = config.get_bool("enable_odom_pub", True)
         self.twist_in_local_frame = config.get_bool("twist_in_local_frame", True)
-        pose_noise = tuple(config.get_floats("odom_pose_noise", 3, (0.0, 0.0, 0.0), within=bounds.NOISE))
-        twist_noise = tuple(config.get_floats("odom_twist_noise", 3, (0.0, 0.0, 0.0), within=bounds.NOISE))
-        for key, values in (("odom_pose_noise", pose_noise), ("odom_twist_noise", twist_noise)):
-            if any(v < 0.0 for v in values):
-                raise config.error(f"variances must be >= 0, got {list(values)}", key)
-        self.pose_covariance = _covariance(config, "odom_pose_covariance", pose_noise)
-        self.twist_covariance = _covariance(config, "odom_twist_covariance", twist_noise)
-        self.noise_std = np.sqrt(np.array(pose_noise + twist_noise))
-        #: Whether any noise is added (without, no random numbers are drawn at all).
-        self.noisy = bool(self.noise_std.any())
-        self.rng = plugin_rng(context)
+        #: The odometry's errors (white noise, drift) and their stream.
+        self.noise = OdometryNoise(context, config)
+        self.pose_covariance = _covariance(config, "odom_pose_covariance", self.noise.pose_variances)
+        self.twist_covariance = _covariance(config, "odom_twist_covariance", self.noise.twist_variances)
+        #: Whether any error is added (without, no random numbers are drawn at all).
+        self.noisy = self.noise.noisy
+        #: Numbers the drive draws after each noisy measurement's (DiffDrive's twist noise), and
+        #: the last measurement's.
+        self.extra_draws = 0
+        self.extra_normals = np.zeros(0)
+        self._model = context.model
         self._last: tuple[OdometryState, OdometryState] | None = None
         #: A noise-free measurement noted but not built yet (see :meth:`note`).
         self._noted: tuple[int, float, float, float, float, float, float] | None = None
@@ -123,8 +140,8 @@ class OdometryPublisher:
     def _latest(self) -> tuple[OdometryState, OdometryState] | None:
         if self._deferred is not None:
             record, index = self._deferred
-            x, y, theta, world_vx, world_vy, wz = record.state(index)
-            self.measure(record.stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz)
+            self._deferred = None
+            self._last = self.from_record(record, index)
         elif self._noted is not None:
             stamp_ns, x, y, theta, world_vx, world_vy, wz = self._noted
             self.measure(stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz)
@@ -141,12 +158,33 @@ class OdometryPublisher:
             self._noted, self._deferred = (stamp_ns, x, y, theta, world_vx, world_vy, wz), None
 
     def defer(self, record: Any, index: int) -> None:
-        """:meth:`note` of body ``index`` of a batch's ``record`` (with ``stamp_ns`` and
-        ``state(index)``: x, y, theta, world vx, vy, wz), without noise: nothing is done per
-        body until :attr:`last_truth` or :attr:`last_odometry` is read."""
-        if self.noisy:
-            raise ValueError("noisy odometry draws its noise when measured: note() it instead")
+        """:meth:`note` of body ``index`` of a batch's ``record`` (with ``stamp_ns``,
+        ``state(index)``: x, y, theta, world vx, vy, wz, and ``noisy``: None, or (N, 6) the noisy
+        odometry of each noisy body, drawn by the batch): nothing is done per body until
+        :attr:`last_truth` or :attr:`last_odometry` is read."""
+        if self.noisy and getattr(record, "noisy", None) is None:
+            raise ValueError("noisy odometry draws its noise when measured: note() it, or defer a record with it")
         self._deferred, self._noted = (record, index), None
+
+    def from_record(self, record: Any, index: int) -> tuple[OdometryState, OdometryState]:
+        """(truth, odometry) of body ``index`` of a batch's ``record`` (see :meth:`defer`),
+        without drawing."""
+        x, y, theta, world_vx, world_vy, wz = record.state(index)
+        truth = self._truth(record.stamp_ns, Pose2D(x, y, theta), world_vx, world_vy, wz)
+        if not self.noisy:
+            return truth, truth
+        return truth, _state(record.stamp_ns, record.noisy[index])
+
+    def reported_twist(self, theta: float, world_vx: float, world_vy: float) -> tuple[float, float]:
+        """The twist (m/s) as this odometry reports it: in the body frame (heading ``theta``,
+        rad) with ``twist_in_local_frame``, else in the world frame."""
+        if not self.twist_in_local_frame:
+            return world_vx, world_vy
+        cos_t, sin_t = math.cos(theta), math.sin(theta)
+        return cos_t * world_vx + sin_t * world_vy, -sin_t * world_vx + cos_t * world_vy
+
+    def _truth(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> OdometryState:
+        return OdometryState(stamp_ns, pose, *self.reported_twist(pose.theta, world_vx, world_vy), wz)
 
     def report(self, stamp_ns: int, x: float, y: float, theta: float, world_vx: float, world_vy: float, wz: float) -> None:
         """Measure the pose (m, rad) and world-frame velocity (m/s, rad/s) and publish to
@@ -159,20 +197,25 @@ class OdometryPublisher:
     def measure(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> tuple[OdometryState, OdometryState]:
         """Ground truth and noisy odometry of a body with the given pose and world-frame velocity."""
         self._noted = self._deferred = None
-        vx, vy = world_vx, world_vy
-        if self.twist_in_local_frame:
-            cos_t, sin_t = math.cos(pose.theta), math.sin(pose.theta)
-            vx, vy = cos_t * world_vx + sin_t * world_vy, -sin_t * world_vx + cos_t * world_vy
-        truth = OdometryState(stamp_ns, pose, vx, vy, wz)
+        truth = self._truth(stamp_ns, pose, world_vx, world_vy, wz)
         if self.noisy:
-            n = self.rng.normal(0.0, 1.0, 6) * self.noise_std
-            noisy = OdometryState(
-                stamp_ns, Pose2D(pose.x + n[0], pose.y + n[1], pose.theta + n[2]), vx + n[3], vy + n[4], wz + n[5]
+            values, self.extra_normals = self.noise.apply(
+                np.array([pose.x, pose.y, pose.theta, truth.vx, truth.vy, wz]), self._placements(), self.extra_draws
             )
+            noisy = _state(stamp_ns, values)
         else:
             noisy = truth
         self._last = (truth, noisy)
         return truth, noisy
+
+    def keep(self, truth: OdometryState, noisy: OdometryState) -> None:
+        """Keep a measurement made elsewhere (:meth:`from_record`) as the last."""
+        self._noted = self._deferred = None
+        self._last = (truth, noisy)
+
+    def _placements(self) -> int:
+        """The model's placements by hand (see :class:`~sim_plugins.odometry_noise.OdometryNoise`)."""
+        return self._model.placements if self._model is not None else 0
 
     def _fill(self, message, state: OdometryState):
         self._set_stamp(message.header, state.stamp_ns)

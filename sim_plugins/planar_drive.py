@@ -26,9 +26,12 @@ import numpy as np
 from sim_server.core.geometry import Pose2D
 from sim_server.core.motion import drive_kernels
 from sim_server.core.physics.body_memory import memory_access_works
+from sim_server.core.physics.model import Model
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
-from sim_plugins.common import DriveBatch, body_of
+from sim_plugins.common import DriveBatch, DriveRecord, body_of
+from sim_plugins import odometry
 from sim_plugins.odometry import OdometryPublisher, odometry_transform
+from sim_plugins.odometry_noise import OdometryNoiseBatch
 from sim_plugins.velocity_command import VelocityCommand
 
 
@@ -45,6 +48,7 @@ class PlanarDrive(ModelPlugin):
         """The compiled batch access to Box2D's bodies and the kernels, ready before the first drive."""
         memory_access_works()
         drive_kernels.warm_up()
+        odometry.prepare()
 
     def on_initialize(self, config: YamlReader) -> None:
         # What on_shutdown releases, so that it can after a failure anywhere below.
@@ -118,11 +122,11 @@ class PlanarDrive(ModelPlugin):
         odometry where due."""
         _step_batch(cls, plugins, time)
 
-    def _report(self, time: TimeKeeper, state: tuple[float, ...], tf_wanted: bool) -> None:
-        """Measure and publish odometry (and TF when ``tf_wanted``) of ``state``: x, y, theta
-        (m, rad), the origin's world velocity (m/s) and the turn rate (rad/s)."""
-        x, y, theta, world_vx, world_vy, turn_rate = state
-        truth, noisy = self.odometry.measure(time.time_ns, Pose2D(x, y, theta), world_vx, world_vy, turn_rate)
+    def _report(self, time: TimeKeeper, record: DriveRecord, index: int, tf_wanted: bool) -> None:
+        """Publish odometry (and TF when ``tf_wanted``) of drive ``index`` of ``record`` (its
+        noise drawn already)."""
+        truth, noisy = self.odometry.from_record(record, index)
+        self.odometry.keep(truth, noisy)
         self.odometry.publish(truth, noisy)
         if tf_wanted:
             self.odom_tf.send(noisy.pose, time.time_ns)
@@ -159,6 +163,22 @@ class PlanarDriveBatch(DriveBatch):
         for row, plugin in enumerate(self.plugins):
             plugin._state, plugin._row = self.state, row
         self.constants = drive_class.constants(self.plugins)
+        #: The noisy odometries' errors, in arrays (None when no drive's odometry is noisy), the
+        #: rows of each odometry group's noisy drives by the numbers they draw, the frame of
+        #: their twists and their models' placements by hand.
+        self.noise: OdometryNoiseBatch | None = None
+        self.noisy_rows: list[dict[int, np.ndarray]] = []
+        if any(plugin.odometry.noisy for plugin in self.plugins):
+            self.noise = OdometryNoiseBatch([plugin.odometry.noise for plugin in self.plugins])
+            for group in self._odometry_groups:
+                by_count: dict[int, list[int]] = {}
+                for index, plugin in group:
+                    if plugin.odometry.noisy:
+                        by_count.setdefault(plugin.odometry.noise.draws, []).append(index)
+                self.noisy_rows.append({count: np.array(rows, dtype=np.int64) for count, rows in by_count.items()})
+        self.local_twist = np.array([plugin.odometry.twist_in_local_frame for plugin in self.plugins], dtype=bool)
+        self.placements = np.zeros(len(self.plugins), dtype=np.int64)
+        self.placements_read = -1
         self.commands = np.zeros((len(self.plugins), len(self.plugins[0].command_row()) if self.plugins else 0))
         #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).
         self.commands_read = -1
@@ -182,18 +202,40 @@ class PlanarDriveBatch(DriveBatch):
         if not self.settled:
             self.settled = not self.drive_class.step_kernel(self, time.step_size)
         self.drive()
-        due = self.odometry_due(time)
-        if not due:
+        due_groups = self.odometry_groups_due(time)
+        if not due_groups:
             return
         record = self.record(time.time_ns)
+        if self.noise is not None:
+            self._draw_noise(record, due_groups)
         tf_listened = self.tf is not None and self.tf.listened  # asked once for all
-        if tf_listened or (self.topics_listened is not None and self.topics_listened()):
-            for i, plugin in due:
-                plugin._report(time, record.state(i), tf_listened and plugin.odom_tf is not None)
+        listened = tf_listened or (self.topics_listened is not None and self.topics_listened())
+        for number in due_groups:
+            for i, plugin in self._odometry_groups[number]:
+                if listened:
+                    plugin._report(time, record, i, tf_listened and plugin.odom_tf is not None)
+                else:  # nobody listens: odometry is built when read, from the record
+                    plugin.odometry.defer(record, i)
+
+    def _draw_noise(self, record: DriveRecord, due_groups: list[int]) -> None:
+        """Every noisy odometry due: its errors drawn now (whoever reads), into ``record.noisy``."""
+        by_count: dict[int, list[np.ndarray]] = {}
+        for number in due_groups:
+            for count, rows in self.noisy_rows[number].items():
+                by_count.setdefault(count, []).append(rows)
+        if not by_count:
             return
-        # Nobody listens to any drive: noise-free odometry is built when read, from the record.
-        for i, plugin in due:
-            if plugin.odometry.noisy:  # its noise is drawn now
-                plugin.odometry.note(record.stamp_ns, *record.state(i))
-            else:
-                plugin.odometry.defer(record, i)
+        if self.placements_read != Model.placements_everywhere:  # somebody placed a model by hand
+            self.placements_read = Model.placements_everywhere
+            self.placements[:] = [plugin.model.placements for plugin in self.plugins]
+        record.noisy = np.zeros((len(self.plugins), 6))
+        for count, parts in by_count.items():
+            rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            velocities = record.world_velocities(rows)
+            theta = record.poses[rows, 2]
+            cos, sin = np.cos(theta), np.sin(theta)
+            local = self.local_twist[rows]
+            vx = np.where(local, cos * velocities[:, 0] + sin * velocities[:, 1], velocities[:, 0])
+            vy = np.where(local, -sin * velocities[:, 0] + cos * velocities[:, 1], velocities[:, 1])
+            truth = np.column_stack([record.poses[rows], vx, vy, record.turn_rate[rows]])
+            record.noisy[rows] = self.noise.apply(rows, count, truth, self.placements[rows])[0]

@@ -25,6 +25,7 @@ from sim_server.core.motion import drive_kernels
 from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import DriveBatch, body_of, read_dynamics
+from sim_plugins import odometry
 from sim_plugins.odometry import OdometryPublisher
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -41,6 +42,7 @@ class TricycleDrive(ModelPlugin):
         the first drive."""
         memory_access_works()
         drive_kernels.warm_up()
+        odometry.prepare()
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_str("body")

@@ -559,6 +559,7 @@ class World:
         try:
             self._check_crowding(model)
         except RequestError:
+            model.placed()
             for body, (position, angle, linear, angular, awake) in zip(bodies, saved):
                 body.transform = (position, angle)
                 body.linearVelocity = linear

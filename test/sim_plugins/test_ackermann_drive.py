@@ -162,14 +162,20 @@ def test_an_ackermann_command_brings_its_own_tighter_limits(tmp_path: Path) -> N
 
 def _row(drive: AckermannDrive) -> tuple:
     truth = drive.odometry.last_truth
-    return (*body_row(drive), *drive.state.tolist(), None if truth is None else (truth.pose, truth.vx, truth.vy, truth.wz))
+    odometry = drive.odometry.last_odometry
+    return (*body_row(drive), *drive.state.tolist(), None if truth is None else (truth.pose, truth.vx, truth.vy, truth.wz),
+            None if odometry is None else (odometry.pose, odometry.vx, odometry.vy, odometry.wz))
 
 
 RUN = DriveRun("drive", seed=5, command_seed=13, every=40, linear=2.0, angular=0.5, leaving="c2", leaves_at=100, row=_row)
 LIMITS = """    rear_axle: [-0.2, 0.05]
     max_steer_angle: 0.45
     angular_dynamics: {velocity_limit: 0.8, acceleration_limit: 3.0}
-    linear_dynamics: {acceleration_limit: 1.5, deceleration_limit: 3.0, velocity_limit: 1.8}"""
+    linear_dynamics: {acceleration_limit: 1.5, deceleration_limit: 3.0, velocity_limit: 1.8}
+    pub_rate: 40
+    odom_pose_noise: [0.0001, 0.0001, 0.00001]
+    odom_twist_noise: [0.001, 0.0, 0.001]
+    odom_drift: {translation_from_translation: 0.01, rotation_from_translation: 0.001}"""
 
 
 def test_a_batch_of_cars_moves_as_each_alone_and_as_the_swig_path(tmp_path: Path) -> None:

@@ -137,7 +137,8 @@ def test_a_drive_that_cannot_slide_refuses_a_sideways_command(tmp_path: Path) ->
 def _row(drive: OmniDrive) -> tuple:
     truth = drive.odometry.last_truth
     return (*body_row(drive), drive.body.linearVelocity.y, *drive.state.tolist(),
-            None if truth is None else (truth.pose, truth.vx, truth.vy, truth.wz))
+            None if truth is None else (truth.pose, truth.vx, truth.vy, truth.wz),
+            None if truth is None else drive.odometry.last_odometry.pose)
 
 
 RUN = DriveRun("drive", seed=4, command_seed=17, every=30, linear=1.5, angular=1.0, leaving="b3", leaves_at=90, row=_row,
@@ -147,7 +148,9 @@ LIMITS = """    linear_dynamics: {acceleration_limit: 2.0, velocity_limit: 1.2}
     angular_dynamics: {acceleration_limit: 4.0}
     max_wheel_speed: 1.5
     wheelbase: 0.5
-    track_width: 0.4"""
+    track_width: 0.4
+    odom_pose_noise: [0.0001, 0.0001, 0.00001]
+    odom_drift: {translation_from_translation: 0.01, rotation_from_rotation: 0.001}"""
 
 
 def test_a_batch_of_bases_moves_as_each_alone_and_as_the_swig_path(tmp_path: Path) -> None:

@@ -104,6 +104,10 @@ class Model:
     before it creates anything in Box2D, so a failure leaves nothing behind.
     """
 
+    #: Placements of any model in the process (see :attr:`placements`): a batch of plugins asks
+    #: its models again only when this changed.
+    placements_everywhere = 0
+
     def __init__(self, name: str, namespace: str, spec: ModelSpec, physics: b2.world) -> None:
         self.name = name
         self.namespace = namespace
@@ -116,6 +120,9 @@ class Model:
         #: Whether the world file brought it (at load, after a reset or through a level), rather
         #: than a spawn request.
         self.from_world_file = False
+        #: How many times the model was put somewhere by hand (:meth:`set_pose`, :meth:`restore`,
+        #: a move taken back): a jump no motion made, which odometry must not integrate.
+        self.placements = 0
 
     @classmethod
     def build(
@@ -206,6 +213,7 @@ class Model:
 
         Velocities are rotated with the bodies, so a moving model keeps moving in its own frame.
         """
+        self.placed()
         delta = pose.compose(self.pose.inverse())
         cos_d, sin_d = math.cos(delta.theta), math.sin(delta.theta)
         for body in self.bodies.values():
@@ -215,6 +223,11 @@ class Model:
             physics_body.transform = ((new_pose.x, new_pose.y), new_pose.theta)
             physics_body.linearVelocity = (cos_d * vx - sin_d * vy, sin_d * vx + cos_d * vy)
             physics_body.awake = True
+
+    def placed(self) -> None:
+        """Count a placement by hand (:attr:`placements`)."""
+        self.placements += 1
+        Model.placements_everywhere += 1
 
     def set_twist(self, vx: float, vy: float, wz: float) -> None:
         """Move the whole model rigidly: its first body's origin at (vx, vy) m/s turning at wz rad/s.
@@ -246,6 +259,7 @@ class Model:
     def restore(self) -> None:
         """Put every body back where :meth:`build` made it (relative to :attr:`initial_pose`),
         at rest."""
+        self.placed()
         for body in self.bodies.values():
             pose = self.initial_pose.compose(body.spec.pose)
             physics_body = body.physics_body
