@@ -147,7 +147,7 @@ class RayVectorEnv(VectorEnv):
 
     def step(self, actions):
         self._check_open()
-        actions = checked_actions(actions, self.num_envs)  # here, before any actor steps
+        actions = checked_actions(actions, self.num_envs, self.single_action_space.shape[0])  # here, before any actor steps
         results = self._gather([worker.step.remote(actions[self._slice(index)]) for index, worker in enumerate(self._workers)])
         observations, rewards, terminated, truncated, infos = zip(*results)
         return (

@@ -39,7 +39,7 @@ REPLICA_GAP = 2.0
 #: Most physics steps one action may be held for.
 MAX_STEPS_PER_ACTION = 10_000
 #: Values of an observation after the laser's beams: the goal (ahead, left) and the speeds
-#: (linear, angular).
+#: (linear, angular; then sideways, for a task with ``max_lateral``).
 STATE_VALUES = 4
 #: Values per observed person: present (1, else 0 and the rest 0), position (ahead, left) over
 #: the laser's range, velocity (ahead, left) over the task's max_linear, in the robot's frame.
@@ -161,13 +161,19 @@ class NavigationFleet:
             raise ValueError(f"{world_path}: the task's robot, drive or laser is missing: {error}") from None
         if not isinstance(getattr(drive, "command", None), VelocityCommand) or not hasattr(laser, "scanner"):
             raise ValueError(f"{world_path}: {task.drive} must be a drive (with a velocity command) and {task.laser} a laser")
+        if task.max_lateral > 0.0 and not drive.command.uses_lateral:
+            raise ValueError(
+                f"{world_path}: the task's max_lateral asks for sideways commands, but drive {task.drive!r} of "
+                f"{robot_name!r} ({type(drive).__name__}) cannot move sideways (OmniDrive can)"
+            )
         return robot, drive, laser
 
     @property
     def observation_size(self) -> int:
-        """Values in one robot's observation: its beams, :data:`STATE_VALUES`, then
-        :data:`PERSON_VALUES` for each observed person."""
-        return len(self.beam_index) + STATE_VALUES + PERSON_VALUES * self.task.observed_people
+        """Values in one robot's observation: its beams, :data:`STATE_VALUES` (and its sideways
+        speed with the task's ``max_lateral``), then :data:`PERSON_VALUES` for each observed person."""
+        lateral = 1 if self.task.max_lateral > 0.0 else 0
+        return len(self.beam_index) + STATE_VALUES + lateral + PERSON_VALUES * self.task.observed_people
 
     @property
     def has_people(self) -> bool:
@@ -200,6 +206,8 @@ class NavigationFleet:
         heading = float(rng.uniform(-math.pi, math.pi))
         command = self.drives[index].command
         command.linear = command.angular = 0.0
+        if command.uses_lateral:
+            command.lateral = 0.0
         offset_x, offset_y = self.offsets[index]
         self.world.set_model_state(self.names[index], Pose2D(start[0] + offset_x, start[1] + offset_y, heading), 0.0, 0.0, 0.0)
         self.goals[index] = goal
@@ -208,13 +216,17 @@ class NavigationFleet:
         self._people.start_episode(index, start)
 
     def act(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Hold ``actions`` ((count, 2) in [-1, 1], finite: linear, angular) for one control
+        """Hold ``actions`` ((count, 2) in [-1, 1], finite: linear, angular; (count, 3) with the
+        task's ``max_lateral``: linear, angular, lateral) for one control
         period; the rewards, whether each robot reached its goal, whether it touched anything
         at any step of the period (a robot that touched something keeps its command to the end
         of the period, alone or not: every copy runs the same steps)."""
         self.check_ready()
         task = self.task
-        VelocityCommand.set_all(self._commands, (actions[:, 0] * task.max_linear).tolist(), (actions[:, 1] * task.max_angular).tolist())
+        lateral = (actions[:, 2] * task.max_lateral).tolist() if task.max_lateral > 0.0 else None
+        VelocityCommand.set_all(
+            self._commands, (actions[:, 0] * task.max_linear).tolist(), (actions[:, 1] * task.max_angular).tolist(), lateral
+        )
         collided = np.zeros(self.count, dtype=bool)
         touched_person = np.zeros(self.count, dtype=bool)
         index = self._index
@@ -251,12 +263,15 @@ class NavigationFleet:
         dx = self.goals[:, 0] - (poses[:, 0] - self.offsets[:, 0])
         dy = self.goals[:, 1] - (poses[:, 1] - self.offsets[:, 1])
         task = self.task
-        state = np.column_stack([
+        columns = [
             (cos * dx + sin * dy) / self._scale,
             (-sin * dx + cos * dy) / self._scale,
             (cos * velocities[:, 0] + sin * velocities[:, 1]) / task.max_linear,
             velocities[:, 2] / task.max_angular,
-        ])
+        ]
+        if task.max_lateral > 0.0:  # a base that slides: its sideways speed too
+            columns.append((-sin * velocities[:, 0] + cos * velocities[:, 1]) / task.max_lateral)
+        state = np.column_stack(columns)
         parts = [np.clip(ranges, 0.0, 1.0), np.clip(state, -1.0, 1.0)]
         if task.observed_people:
             parts.append(self._people.observed(poses, self.laser_range))

@@ -5,7 +5,10 @@ goal at least ``min_goal_distance`` away (free: inside the task's area and ``cle
 every wall). An action is a command held for ``control_period`` seconds of sim time.
 
 * **action**: ``[linear, angular]`` in [-1, 1], scaled by the task's ``max_linear`` (m/s) and
-  ``max_angular`` (rad/s) and given to the drive as cmd_vel would.
+  ``max_angular`` (rad/s) and given to the drive as cmd_vel would (any drive: an AckermannDrive
+  reads the angular value as its steering angle); with the task's ``max_lateral``, ``[linear,
+  angular, lateral]`` for a drive that slides (OmniDrive), which then observes its sideways
+  speed too.
 * **observation** (float32): ``beams`` laser ranges over the laser's range (0 to 1, a miss is 1),
   the goal in the robot's frame over the area's diagonal (x ahead, y left, -1 to 1), and the
   robot's speeds over their maxima (-1 to 1).
@@ -53,27 +56,30 @@ def observation_space(fleet: NavigationFleet) -> spaces.Box:
     return spaces.Box(low, np.ones(fleet.observation_size, dtype=np.float32), dtype=np.float32)
 
 
-def action_space() -> spaces.Box:
-    """One robot's action: linear and angular command over their maxima."""
-    return spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+def action_space(size: int = 2) -> spaces.Box:
+    """One robot's action: linear and angular command over their maxima (and the sideways
+    command, with ``size`` 3: see :attr:`NavigationTask.max_lateral
+    <sim_server.learning.task.NavigationTask.max_lateral>`)."""
+    return spaces.Box(-1.0, 1.0, shape=(size,), dtype=np.float32)
 
 
-def checked_actions(actions: Any, count: int) -> np.ndarray:
-    """``actions`` as a (count, 2) float64 array clipped to [-1, 1] (as the action space
-    bounds it). A lone robot's action may be a pair (shape (2,)); nothing else is reshaped.
+def checked_actions(actions: Any, count: int, size: int = 2) -> np.ndarray:
+    """``actions`` as a (count, size) float64 array clipped to [-1, 1] (as the action space
+    bounds it). A lone robot's action may be one row (shape (size,)); nothing else is reshaped.
 
     Raises:
-        ValueError: the actions are not ``count`` pairs of finite real numbers.
+        ValueError: the actions are not ``count`` rows of ``size`` finite real numbers.
     """
-    wanted = f"{count} pair(s) of real numbers (linear, angular)" + (", shape (2,) or (1, 2)" if count == 1 else f", shape ({count}, 2)")
+    what = "pair(s) of real numbers (linear, angular)" if size == 2 else "triple(s) of real numbers (linear, angular, lateral)"
+    wanted = f"{count} {what}" + (f", shape ({size},) or (1, {size})" if count == 1 else f", shape ({count}, {size})")
     try:
         given = np.asarray(actions)
     except (TypeError, ValueError):
         raise ValueError(f"actions must be {wanted}, got {actions!r:.200}") from None
-    shapes = ((count, 2), (2,)) if count == 1 else ((count, 2),)
+    shapes = ((count, size), (size,)) if count == 1 else ((count, size),)
     if given.dtype.kind not in "iuf" or given.shape not in shapes:
         raise ValueError(f"actions must be {wanted}, got {given.dtype} of shape {given.shape}")
-    array = given.astype(np.float64).reshape(count, 2)
+    array = given.astype(np.float64).reshape(count, size)
     if not np.isfinite(array).all():
         raise ValueError(f"an action must be finite, got {array.tolist()!r:.200}")
     return np.clip(array, -1.0, 1.0)
@@ -124,7 +130,7 @@ class NavigationEnv(gymnasium.Env):
         self.fleet = NavigationFleet(world_path, self.task, 1, step_size)
         self.world = self.fleet.world
         self.observation_space = observation_space(self.fleet)
-        self.action_space = action_space()
+        self.action_space = action_space(self.task.action_size)
         self._pictures = FleetPictures(self.fleet, render_mode, pixels)
 
     @property
@@ -152,7 +158,7 @@ class NavigationEnv(gymnasium.Env):
         world with people ``min_person_gap``, ``intrusions``, ``collided_person`` and
         ``collided_other`` (:mod:`sim_server.learning.people`); ``truncated`` is always False
         (Gymnasium's TimeLimit cuts episodes)."""
-        rewards, reached, collided = self.fleet.act(checked_actions(action, 1))
+        rewards, reached, collided = self.fleet.act(checked_actions(action, 1, self.task.action_size))
         info = {
             "distance": float(self.fleet.distances[0]), "goal": self.goal,
             "reached": bool(reached[0]), "collided": bool(collided[0]), "success": bool(reached[0]),

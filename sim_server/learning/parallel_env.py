@@ -72,7 +72,7 @@ class NavigationParallelEnv(ParallelEnv):
         self.agents: list[str] = []
         self._index = {agent: index for index, agent in enumerate(self.possible_agents)}
         self._observation_space = observation_space(self.fleet)
-        self._action_space = action_space()
+        self._action_space = action_space(self.task.action_size)
         self.observation_spaces = {agent: self._observation_space for agent in self.possible_agents}
         self.action_spaces = {agent: self._action_space for agent in self.possible_agents}
         self._np_random, _ = seeding.np_random(None)
@@ -110,9 +110,10 @@ class NavigationParallelEnv(ParallelEnv):
         unknown = set(actions) - set(self.agents)
         if unknown:
             raise ValueError(f"actions for agents that are not running: {sorted(map(str, unknown))!r:.200}")
-        all_actions = np.zeros((len(self.possible_agents), 2))
+        size = self.task.action_size
+        all_actions = np.zeros((len(self.possible_agents), size))
         for agent, action in actions.items():
-            all_actions[self._index[agent]] = checked_actions(action, 1)[0]
+            all_actions[self._index[agent]] = checked_actions(action, 1, size)[0]
         rewards, reached, collided = self.fleet.act(all_actions)
         self._steps += 1
         observations = self.fleet.observations()

@@ -41,7 +41,11 @@ class NavigationTask:
         clearance: least distance of a start or goal from any wall (m).
         min_goal_distance: least distance from the start to the goal (m).
         goal_radius: the goal is reached within this distance of the robot's centre (m).
-        max_linear, max_angular: the commands an action of 1 stands for (m/s, rad/s).
+        max_linear, max_angular: the commands an action of 1 stands for (m/s, rad/s; an
+            AckermannDrive's angular command is its steering angle, rad).
+        max_lateral: the sideways command (m/s) a third action value of 1 stands for; 0 (the
+            default): actions are (linear, angular); above: (linear, angular, lateral), for a
+            drive that slides (OmniDrive), whose sideways speed is then observed too.
         control_period: sim seconds an action is held (a whole number of physics steps).
         beams: laser ranges in the observation (the scan's beams, evenly picked).
         progress_reward: reward per metre the robot gets closer to the goal.
@@ -65,6 +69,7 @@ class NavigationTask:
     goal_radius: float = 0.3
     max_linear: float = 1.0
     max_angular: float = 2.0
+    max_lateral: float = 0.0
     control_period: float = 0.1
     beams: int = 36
     progress_reward: float = 1.0
@@ -101,6 +106,8 @@ class NavigationTask:
                            ("control_period", MAX_CONTROL_PERIOD)):
             if getattr(self, name) > most:
                 raise ValueError(f"NavigationTask.{name} must be <= {most:g}, got {getattr(self, name)}")
+        if not 0.0 <= self.max_lateral <= limits.SPEED.high:
+            raise ValueError(f"NavigationTask.max_lateral must be from 0 to {limits.SPEED.high:g}, got {self.max_lateral}")
         if self.min_goal_distance < 0.0:
             raise ValueError(f"NavigationTask.min_goal_distance must be >= 0, got {self.min_goal_distance}")
         if not isinstance(self.beams, int) or not 1 <= self.beams <= 100_000:
@@ -117,6 +124,11 @@ class NavigationTask:
             )
         if not isinstance(self.max_episode_steps, int) or self.max_episode_steps < 1:
             raise ValueError(f"NavigationTask.max_episode_steps must be a whole number >= 1, got {self.max_episode_steps}")
+
+    @property
+    def action_size(self) -> int:
+        """Values of one robot's action: 2 (linear, angular), or 3 with ``max_lateral``."""
+        return 3 if self.max_lateral > 0.0 else 2
 
 
 #: Driving among people (``config/worlds/learning/people.yaml``): the five nearest people in the

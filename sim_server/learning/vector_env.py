@@ -93,7 +93,7 @@ class NavigationVectorEnv(VectorEnv):
         self.fleet = NavigationFleet(world_path, self.task, num_envs, step_size)
         self.world = self.fleet.world
         self.single_observation_space = observation_space(self.fleet)
-        self.single_action_space = action_space()
+        self.single_action_space = action_space(self.task.action_size)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._generators = [seeding.np_random(None)[0] for _ in range(num_envs)]
@@ -125,7 +125,7 @@ class NavigationVectorEnv(VectorEnv):
         fleet = self.fleet
         fleet.check_open()
         restart = self._ended.copy()
-        rewards, reached, collided = fleet.act(checked_actions(actions, self.num_envs))
+        rewards, reached, collided = fleet.act(checked_actions(actions, self.num_envs, self.task.action_size))
         self._episode_steps += 1
         for index in np.flatnonzero(restart):
             self._start(int(index))
