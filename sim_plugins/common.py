@@ -143,7 +143,7 @@ class DriveRecord:
     points (m, body frame), copied; a drive's odometry is built from it only when read
     (:meth:`~sim_plugins.odometry.OdometryPublisher.defer`), the same numbers as measuring at once."""
 
-    __slots__ = ("stamp_ns", "poses", "forward", "lateral", "turn_rate", "origins", "noisy")
+    __slots__ = ("stamp_ns", "poses", "forward", "lateral", "turn_rate", "origins", "noisy", "serial")
 
     def __init__(
         self, stamp_ns: int, poses: np.ndarray, forward: np.ndarray, lateral: np.ndarray, turn_rate: np.ndarray,
@@ -155,6 +155,8 @@ class DriveRecord:
         #: The noisy odometry (N, 6: x, y, yaw, vx, vy, wz) of the noisy drives, drawn by the
         #: batch (None when none is).
         self.noisy: np.ndarray | None = None
+        #: The record's number in its batch (for odometry reading a batch's newest record).
+        self.serial = 0
 
     def state(self, index: int) -> tuple[float, float, float, float, float, float]:
         """x, y, theta (m, rad), the world velocity of the origin (m/s) and the turn rate (rad/s)

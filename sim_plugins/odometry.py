@@ -99,6 +99,11 @@ class OdometryPublisher:
         self._noted: tuple[int, float, float, float, float, float, float] | None = None
         #: Or a body of a batch's record, not built yet (see :meth:`defer`).
         self._deferred: tuple[Any, int] | None = None
+        #: Or the batch measuring this odometry, its group and row there: the group's newest
+        #: record (``records[group]``, numbered by ``serial``) is this odometry's, when newer
+        #: than the serial last read (:meth:`attach`).
+        self._slot: tuple[Any, int, int] | None = None
+        self._seen = -1
         self._publishers = None
         #: Whether anybody subscribes to either topic (None without ROS).
         self._anyone = None
@@ -138,6 +143,11 @@ class OdometryPublisher:
         return None if last is None else last[1]
 
     def _latest(self) -> tuple[OdometryState, OdometryState] | None:
+        if self._slot is not None:
+            batch, group, index = self._slot
+            record = batch.records[group]
+            if record is not None and record.serial != self._seen:
+                self._last, self._seen = self.from_record(record, index), record.serial
         if self._deferred is not None:
             record, index = self._deferred
             self._deferred = None
@@ -208,10 +218,17 @@ class OdometryPublisher:
         self._last = (truth, noisy)
         return truth, noisy
 
-    def keep(self, truth: OdometryState, noisy: OdometryState) -> None:
-        """Keep a measurement made elsewhere (:meth:`from_record`) as the last."""
+    def keep(self, truth: OdometryState, noisy: OdometryState, serial: int = -1) -> None:
+        """Keep a measurement made elsewhere (:meth:`from_record`; of the batch record
+        ``serial``) as the last."""
         self._noted = self._deferred = None
-        self._last = (truth, noisy)
+        self._last, self._seen = (truth, noisy), serial
+
+    def attach(self, batch: Any, group: int, index: int) -> None:
+        """Be measured by ``batch`` (with ``records``, see :attr:`_slot`) as row ``index`` of its
+        odometry group ``group``; what an earlier batch measured is kept."""
+        self._latest()
+        self._slot, self._seen = (batch, group, index), -1
 
     def _placements(self) -> int:
         """The model's placements by hand (see :class:`~sim_plugins.odometry_noise.OdometryNoise`)."""

@@ -126,7 +126,7 @@ class PlanarDrive(ModelPlugin):
         """Publish odometry (and TF when ``tf_wanted``) of drive ``index`` of ``record`` (its
         noise drawn already)."""
         truth, noisy = self.odometry.from_record(record, index)
-        self.odometry.keep(truth, noisy)
+        self.odometry.keep(truth, noisy, record.serial)
         self.odometry.publish(truth, noisy)
         if tf_wanted:
             self.odom_tf.send(noisy.pose, time.time_ns)
@@ -179,6 +179,13 @@ class PlanarDriveBatch(DriveBatch):
         self.local_twist = np.array([plugin.odometry.twist_in_local_frame for plugin in self.plugins], dtype=bool)
         self.placements = np.zeros(len(self.plugins), dtype=np.int64)
         self.placements_read = -1
+        #: Per odometry group, its newest record, which its drives' odometry reads when asked
+        #: (nothing is done per drive while nobody listens), and the records made.
+        self.records: list[DriveRecord | None] = [None] * len(self._odometry_groups)
+        self.serial = 0
+        for number, group in enumerate(self._odometry_groups):
+            for index, plugin in group:
+                plugin.odometry.attach(self, number, index)
         self.commands = np.zeros((len(self.plugins), len(self.plugins[0].command_row()) if self.plugins else 0))
         #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).
         self.commands_read = -1
@@ -206,16 +213,17 @@ class PlanarDriveBatch(DriveBatch):
         if not due_groups:
             return
         record = self.record(time.time_ns)
+        self.serial += 1
+        record.serial = self.serial
         if self.noise is not None:
             self._draw_noise(record, due_groups)
+        for number in due_groups:  # what each drive's odometry reads when asked
+            self.records[number] = record
         tf_listened = self.tf is not None and self.tf.listened  # asked once for all
-        listened = tf_listened or (self.topics_listened is not None and self.topics_listened())
-        for number in due_groups:
-            for i, plugin in self._odometry_groups[number]:
-                if listened:
+        if tf_listened or (self.topics_listened is not None and self.topics_listened()):
+            for number in due_groups:
+                for i, plugin in self._odometry_groups[number]:
                     plugin._report(time, record, i, tf_listened and plugin.odom_tf is not None)
-                else:  # nobody listens: odometry is built when read, from the record
-                    plugin.odometry.defer(record, i)
 
     def _draw_noise(self, record: DriveRecord, due_groups: list[int]) -> None:
         """Every noisy odometry due: its errors drawn now (whoever reads), into ``record.noisy``."""
