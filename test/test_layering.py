@@ -49,7 +49,7 @@ PROGRAMS = {"sim_server.__main__", "sim_server.demo", "sim_server.record", "sim_
 CORE_LAYERS = (
     ("errors", "geometry", "compiled"),
     ("limits",),
-    ("timing", "motion"),
+    ("timing", "motion", "random_streams"),
     ("format",),
     ("physics",),
     ("sensing", "plugins", "crowd"),
