@@ -29,7 +29,7 @@ from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scene_of
-from sim_plugins.common import body_of, plugin_rng, read_rate
+from sim_plugins.common import body_of, plugin_rng, read_layer_bits, read_rate
 
 #: Name of the layer whose walls reflect (intensity 255).
 REFLECTANCE_LAYER = "reflectance"
@@ -64,7 +64,6 @@ class Laser(ModelPlugin):
                 "max_range_rate",
             )
         self.upside_down = config.get_bool("upside_down", False)
-        layers = config.get_str_list("layers", ["all"])
         angle = config.get_map("angle")
         self.angle_min = angle.get_float("min", within=bounds.ANGLE)
         self.angle_max = angle.get_float("max", within=bounds.ANGLE)
@@ -83,9 +82,7 @@ class Laser(ModelPlugin):
             )
         body = body_of(self.model, config, body_name)
         world = self.context.world
-        bits, unknown = world.collision_filter.category_bits(layers)
-        if unknown:
-            raise config.error(f"names layer(s) {{{','.join(unknown)}}}, which do not exist", "layers")
+        bits = read_layer_bits(config, self.context)
         self.reflectance_bits = (
             world.collision_filter.category_bits([REFLECTANCE_LAYER])[0]
             if world.collision_filter.is_registered(REFLECTANCE_LAYER)
