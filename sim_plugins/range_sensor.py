@@ -43,8 +43,8 @@ class RangeSensor(ModelPlugin):
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_str("body")
-        topic = config.get_str("topic", "range")
-        frame = config.get_str("frame", self.context.name)
+        topic = config.get_topic("topic", "range")
+        frame = config.get_frame("frame", self.context.name)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)
         self.timer = UpdateTimer(read_rate(config, "update_rate", DEFAULT_RANGE_RATE))

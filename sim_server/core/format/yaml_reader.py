@@ -16,6 +16,7 @@ import yaml
 
 from sim_server.core import limits
 from sim_server.core.errors import ConfigError
+from sim_server.core.format.entity_names import frame_problem, topic_problem
 from sim_server.core.format.yaml_parsing import parse_yaml_text, resolve_path  # noqa: F401 - re-exported
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.geometry import Pose2D
@@ -107,6 +108,24 @@ class YamlReader:
         if problem is not None:
             raise self.error(problem, key)
         return name
+
+    def get_topic(self, key: str, default: Any = REQUIRED) -> str:
+        """A ROS 2 topic a plugin names (relative, absolute or private: see
+        :func:`~sim_server.core.format.entity_names.topic_problem`); the default is checked too."""
+        topic = self.get_str(key, default)
+        problem = topic_problem(topic)
+        if problem is not None:
+            raise self.error(problem, key)
+        return topic
+
+    def get_frame(self, key: str, default: Any = REQUIRED) -> str:
+        """A TF frame id a plugin names (see
+        :func:`~sim_server.core.format.entity_names.frame_problem`); the default is checked too."""
+        frame = self.get_str(key, default)
+        problem = frame_problem(frame)
+        if problem is not None:
+            raise self.error(problem, key)
+        return frame
 
     def get_float(
         self,
