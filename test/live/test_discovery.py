@@ -17,14 +17,9 @@ from sim_server.live.discovery import (
 from sim_server.live.layout import world_layout, world_topics
 from sim_server.live.teleop import Teleop
 from test.conftest import DEMO_WORLD
+from test.sim_plugins.sensor_worlds import robot_model
 
-SONAR = """
-bodies:
-  - name: base
-    footprints: [{type: circle, radius: 0.1, density: 1}]
-plugins:
-  - {type: Range, name: sonar, body: base}
-"""
+SONAR = robot_model("  - {type: Range, name: sonar, body: base}")
 
 
 def test_the_bundled_plugins_are_found_as_what_they_are(tmp_path: Path) -> None:

@@ -11,23 +11,16 @@ import numpy as np
 import pytest
 
 from sim_server.core import ConfigError, World
+from test.sim_plugins.sensor_worlds import robot_model, sensor_world
 
 #: Beams per scan: a full turn, 0.1 degree apart.
 BEAMS = 3600
-ROBOT = """
-bodies:
-  - name: base
-    type: dynamic
-    footprints:
-      - {{type: circle, radius: 0.1, density: 1}}
-plugins:
-  - type: Laser
+LIDAR = """  - type: Laser
     name: lidar
     body: base
     range: 5
     angle: {{min: {low!r}, max: {high!r}, increment: {increment!r}}}
-{keys}
-"""
+{keys}"""
 #: A room of half-side 2 m round each robot, open on its +x side: beams within 45 degrees of
 #: +x miss, all others hit a wall (the farthest corner is 2.83 m away, within range).
 ROOM = ((2.0, -2.0, -2.0, -2.0), (-2.0, -2.0, -2.0, 2.0), (-2.0, 2.0, 2.0, 2.0))
@@ -35,7 +28,7 @@ ROOM = ((2.0, -2.0, -2.0, -2.0), (-2.0, -2.0, -2.0, 2.0), (-2.0, 2.0, 2.0, 2.0))
 
 def _robot(keys: str, beams: int = BEAMS) -> str:
     increment = 2.0 * math.pi / beams
-    return ROBOT.format(low=-math.pi, high=-math.pi + increment * (beams - 1), increment=increment, keys=keys)
+    return robot_model(LIDAR.format(low=-math.pi, high=-math.pi + increment * (beams - 1), increment=increment, keys=keys))
 
 
 def _world(folder: Path, keys: str = "", robots: int = 1, only: int | None = None, seed: int | None = 7,
@@ -43,17 +36,7 @@ def _world(folder: Path, keys: str = "", robots: int = 1, only: int | None = Non
     """Robots ``r<k>`` at (0, 20 k), each in its room, whose walls are the layer ``reflectance``;
     ``only``: just robot ``only`` (with every room); robot k's laser has ``beams[k % len(beams)]``
     beams."""
-    for index, count in enumerate(beams):
-        (folder / f"robot{index}.model.yaml").write_text(_robot(keys, count))
-    segments = [f"{x0} {y0 + 20.0 * k} {x1} {y1 + 20.0 * k}" for k in range(robots) for x0, y0, x1, y1 in ROOM]
-    (folder / "walls.txt").write_text("\n".join(segments) + "\n")
-    (folder / "walls.yaml").write_text("type: line_segments\ndata: walls.txt\nscale: 1.0\norigin: [0, 0, 0]\n")
-    lines = ["properties: {}", "layers:\n  - {name: reflectance, map: walls.yaml}", "models:"]
-    for index in range(robots) if only is None else (only,):
-        model = f"robot{index % len(beams)}.model.yaml"
-        lines.append(f"  - {{name: r{index}, model: {model}, namespace: r{index}, pose: [0, {20.0 * index}, 0]}}")
-    (folder / "world.yaml").write_text("\n".join(lines) + "\n")
-    return World.from_file(folder / "world.yaml", step_size=0.01, seed=seed)
+    return sensor_world(folder, [_robot(keys, count) for count in beams], ROOM, robots, "reflectance", only, seed)
 
 
 def _lidar(world: World, robot: str = "r0"):

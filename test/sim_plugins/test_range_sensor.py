@@ -12,34 +12,20 @@ import pytest
 
 from sim_server.core import World
 from sim_server.core.errors import ConfigError
+from test.sim_plugins.sensor_worlds import robot_model, sensor_world
 
-ROBOT = """
-bodies:
-  - name: base
-    type: dynamic
-    footprints:
-      - {{type: circle, radius: 0.1, density: 1}}
-plugins:
-  - type: Range
+SONAR = """  - type: Range
     name: sonar
     body: base
     update_rate: .inf
-{keys}
-"""
+{keys}"""
 
 
 def _world(folder: Path, keys: str = "", walls: tuple = ((2.0, -1.0, 1.0),), robots: int = 1) -> World:
     """Robots at (0, 20 k) facing +x; each wall (x, y0, y1) is a segment of a layer, in front of
     every robot."""
-    (folder / "robot.model.yaml").write_text(ROBOT.format(keys=keys))
-    segments = [f"{x} {y0 + 20.0 * k} {x} {y1 + 20.0 * k}" for k in range(robots) for x, y0, y1 in walls]
-    (folder / "walls.txt").write_text("\n".join(segments) + "\n")
-    (folder / "walls.yaml").write_text("type: line_segments\ndata: walls.txt\nscale: 1.0\norigin: [0, 0, 0]\n")
-    lines = ["properties: {}", "layers:\n  - {name: walls, map: walls.yaml}", "models:"]
-    for index in range(robots):
-        lines.append(f"  - {{name: r{index}, model: robot.model.yaml, namespace: r{index}, pose: [0, {20.0 * index}, 0]}}")
-    (folder / "world.yaml").write_text("\n".join(lines) + "\n")
-    return World.from_file(folder / "world.yaml", step_size=0.01)
+    segments = [(x, y0, x, y1) for x, y0, y1 in walls]
+    return sensor_world(folder, [robot_model(SONAR.format(keys=keys))], segments, robots)
 
 
 def _rangers(world: World) -> list:

@@ -1,5 +1,6 @@
-"""LaserScanner's faults: scanners cast together draw from their generators as each alone does
-(a generator shared between scanners too); rates that are not probabilities are refused."""
+"""LaserScanner: scanners cast together get what each gets alone, their faults drawn from their
+generators as each alone draws them (a generator shared between scanners too); rates that are
+not probabilities are refused."""
 
 from __future__ import annotations
 
@@ -23,6 +24,27 @@ def _world(folder: Path) -> World:
     world = World.from_file(folder / "world.yaml")
     world.step()
     return world
+
+
+@pytest.mark.parametrize("increments", [(0.01, 0.02, 0.0067), (0.02, 0.02, 0.02), (0.02, 0.04, 0.01333)])
+def test_a_batch_of_scanners_gives_each_its_own_scan(tmp_path: Path, increments: tuple[float, ...]) -> None:
+    """Scanners of one size and of several sizes (the second line-up's total equals three
+    times the first scanner's beams) cast together: each gets the scan it gets alone."""
+    world = _world(tmp_path)
+    try:
+        scene = scene_of(world)
+        scanners = [
+            LaserScanner(world.models[f"m{i}"].first_body.physics_body, Pose2D(0.4, 0.0, 0.0), -2.0, 2.0, increment, 15.0, 0xFFFF)
+            for i, increment in enumerate(increments)
+        ]
+        together = scan_all(scanners, scene, world.time.iterations)
+        assert [len(ranges) for ranges, _ in together] == [len(scanner.local_angles) for scanner in scanners]
+        for scanner, (ranges, bits) in zip(scanners, together):
+            alone, alone_bits = scan_all([scanner], scene, world.time.iterations)[0]
+            assert np.array_equal(ranges, alone, equal_nan=True) and np.array_equal(bits, alone_bits)
+            assert np.isfinite(ranges).sum() > 100
+    finally:
+        world.close()
 
 
 def _scanners(world: World, rngs: list[np.random.Generator]) -> list[LaserScanner]:
