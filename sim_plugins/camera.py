@@ -31,7 +31,6 @@ import math
 import numpy as np
 
 from sim_server.core import limits as bounds
-from sim_server.core.format.entity_names import frame_problem, topic_problem
 from sim_server.core.format.yaml_reader import describe
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
@@ -61,11 +60,8 @@ class Camera(ModelPlugin):
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_str("body")
-        topic = config.get_str("topic", "image_raw")
-        frame = config.get_str("frame", self.context.name)
-        for key, problem in (("topic", topic_problem(topic)), ("frame", frame_problem(frame))):
-            if problem:
-                raise config.error(problem, key)
+        topic = config.get_topic("topic", "image_raw")
+        frame = config.get_frame("frame", self.context.name)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)
         self.timer = UpdateTimer(read_rate(config, "update_rate", DEFAULT_CAMERA_RATE))

@@ -49,6 +49,16 @@ def read_dynamics(config: YamlReader, key: str) -> DynamicsLimits:
     return result
 
 
+def read_layer_bits(config: YamlReader, context: PluginContext, key: str = "layers") -> int:
+    """The collision bits of the layers the list ``key`` names (``["all"]`` when absent: every
+    layer); a :class:`ConfigError` naming the key when a layer does not exist in the world."""
+    layers = config.get_str_list(key, ["all"])
+    bits, unknown = context.world.collision_filter.category_bits(layers)
+    if unknown:
+        raise config.error(f"names layer(s) {{{','.join(unknown)}}}, which do not exist", key)
+    return bits
+
+
 def plugin_rng(context: PluginContext) -> np.random.Generator:
     """The plugin's random generator: reproducible when the world has a ``seed``.
 

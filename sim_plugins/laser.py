@@ -9,6 +9,16 @@ body -> laser on /tf_static), ``always_publish`` (false: scan only while somebod
 
 Misses are NaN. When the world has a layer named ``reflectance``, intensities are 255 for beams
 whose nearest hit is on it and 0 otherwise; without one they are empty.
+
+Faults of real scanners (not the reference's; off unless given): ``dropout_rate`` (0 to 1, 0:
+the probability that a beam returns nothing, NaN as a miss, whatever it would hit) and
+``max_range_rate`` (0 to 1, 0: the probability that a beam reads ``range`` exactly, a spurious
+maximum, hit or not); together at most 1. Their intensities are 0. When either rate is above 0,
+every beam of a scan takes one uniform draw from the plugin's generator
+(:func:`~sim_plugins.common.plugin_rng`), after the scan's Gaussian noise draws. The draws follow
+the noise's rule: they are taken whenever a scan is made (in-process always; over ROS while a
+scan is wanted, see ``always_publish``), for every beam whatever it hits, and a laser cast in a
+batch with others draws the same numbers as alone.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scene_of
-from sim_plugins.common import body_of, plugin_rng, read_rate
+from sim_plugins.common import body_of, plugin_rng, read_layer_bits, read_rate
 
 #: Name of the layer whose walls reflect (intensity 255).
 REFLECTANCE_LAYER = "reflectance"
@@ -45,8 +55,15 @@ class Laser(ModelPlugin):
         self.origin = config.get_pose("origin", Pose2D())
         self.range = config.get_float("range", within=bounds.LENGTH)
         noise = config.get_float("noise_std_dev", 0.0, within=bounds.NOISE)
+        dropout_rate = config.get_float("dropout_rate", 0.0, within=bounds.PROBABILITY)
+        max_range_rate = config.get_float("max_range_rate", 0.0, within=bounds.PROBABILITY)
+        if dropout_rate + max_range_rate > 1.0:
+            raise config.error(
+                f"plus dropout_rate ({dropout_rate:g}) must be at most 1 (they are probabilities of one beam), "
+                f"got {max_range_rate:g}",
+                "max_range_rate",
+            )
         self.upside_down = config.get_bool("upside_down", False)
-        layers = config.get_str_list("layers", ["all"])
         angle = config.get_map("angle")
         self.angle_min = angle.get_float("min", within=bounds.ANGLE)
         self.angle_max = angle.get_float("max", within=bounds.ANGLE)
@@ -65,9 +82,7 @@ class Laser(ModelPlugin):
             )
         body = body_of(self.model, config, body_name)
         world = self.context.world
-        bits, unknown = world.collision_filter.category_bits(layers)
-        if unknown:
-            raise config.error(f"names layer(s) {{{','.join(unknown)}}}, which do not exist", "layers")
+        bits = read_layer_bits(config, self.context)
         self.reflectance_bits = (
             world.collision_filter.category_bits([REFLECTANCE_LAYER])[0]
             if world.collision_filter.is_registered(REFLECTANCE_LAYER)
@@ -76,6 +91,7 @@ class Laser(ModelPlugin):
         self.scanner = LaserScanner(
             body.physics_body, self.origin, self.angle_min, self.angle_max, self.angle_increment,
             self.range, bits, self.upside_down, noise, plugin_rng(self.context),
+            dropout_rate=dropout_rate, max_range_rate=max_range_rate,
         )
         self.scene = scene_of(world)
         self.frame_id = self.context.frame(frame)

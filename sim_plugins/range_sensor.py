@@ -24,7 +24,7 @@ from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scene_of
-from sim_plugins.common import body_of, plugin_rng, read_rate
+from sim_plugins.common import body_of, plugin_rng, read_layer_bits, read_rate
 
 DEFAULT_RANGE_RATE = 10.0
 #: Most rays of one ranger.
@@ -43,8 +43,8 @@ class RangeSensor(ModelPlugin):
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_str("body")
-        topic = config.get_str("topic", "range")
-        frame = config.get_str("frame", self.context.name)
+        topic = config.get_topic("topic", "range")
+        frame = config.get_frame("frame", self.context.name)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)
         self.timer = UpdateTimer(read_rate(config, "update_rate", DEFAULT_RANGE_RATE))
@@ -60,12 +60,9 @@ class RangeSensor(ModelPlugin):
             raise config.error(f"must be one of {', '.join(RADIATION_TYPES)}, got {radiation!r}", "radiation_type")
         self.radiation_type = RADIATION_TYPES.index(radiation)  # sensor_msgs/Range: ULTRASOUND 0, INFRARED 1
         noise = config.get_float("noise_std_dev", 0.0, within=bounds.NOISE)
-        layers = config.get_str_list("layers", ["all"])
         body = body_of(self.model, config, body_name)
         world = self.context.world
-        bits, unknown = world.collision_filter.category_bits(layers)
-        if unknown:
-            raise config.error(f"names layer(s) {{{','.join(unknown)}}}, which do not exist", "layers")
+        bits = read_layer_bits(config, self.context)
         half = 0.5 * self.field_of_view
         increment = self.field_of_view / (beams - 1) if beams > 1 else 1.0
         start = -half if beams > 1 else 0.0

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from sim_server.core.errors import SimError, one_line
+from sim_server.live.discovery import drive_command
 from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT
 from sim_server.live.log import MCAP_SUFFIX, LogError, record_mcap
 from sim_server.live.view import RECORD_ENCODINGS
@@ -153,9 +154,9 @@ def set_drives(world, drives: list[list[str]]) -> None:
         model = world.models.get(model_name)
         if model is None:
             raise UsageError(f'--drive: the world has no model "{model_name}" (it has: {_names(world)})')
-        commands = [p.command for p in world.plugins.plugins_of(model) if getattr(p, "command", None) is not None]
+        commands = [c for c in map(drive_command, world.plugins.plugins_of(model)) if c is not None]
         if not commands:
-            raise UsageError(f'--drive: model "{model_name}" has no drive (a DiffDrive or TricycleDrive plugin)')
+            raise UsageError(f'--drive: model "{model_name}" has no drive (a plugin with a velocity command, as DiffDrive)')
         try:
             for command in commands:
                 command.linear, command.angular = float(linear), float(angular)

@@ -113,6 +113,8 @@ LONGITUDE = Range(-180.0, 180.0, "deg")
 DURATION = Range(0.0, 1.0e9, "s")
 #: Occupancy threshold of map images (fraction of white).
 THRESHOLD = Range(0.0, 1.0)
+#: Probabilities (of a laser beam dropping out, say).
+PROBABILITY = Range(0.0, 1.0)
 #: Accelerations and velocity limits of drives (m/s^2, m/s; rad likewise).
 DYNAMICS_LIMIT = Range(0.0, 1.0e6)
 #: Largest steering angle of a car (rad): its turn rate grows with tan(angle), without bound

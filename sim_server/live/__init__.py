@@ -3,6 +3,8 @@
 * :mod:`.scene` -- the world as the Foxglove SDK's well-known messages (scene entities, laser
   scans, transforms);
 * :mod:`.feed` -- one stream (a server's or a file's): its channels and what goes on them;
+* :mod:`.discovery` -- the lasers, cameras, odometry and drives among a world's plugins, found
+  by what they offer;
 * :mod:`.view` -- :class:`~.view.LiveView`: a Foxglove WebSocket server fed from the step loop,
   and the same channels written to an MCAP file;
 * :mod:`.control`, :mod:`.requests`, :mod:`.services`, :mod:`.teleop` -- what viewers may do:

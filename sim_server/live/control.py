@@ -13,10 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
-from sim_server.core import limits
 from sim_server.core.errors import RequestError, one_line
 from sim_server.core.geometry import Pose2D
-from sim_server.core.timing.step_queue import StepQueue, StepRequest
+from sim_server.core.timing.step_queue import StepQueue, StepRequest, check_steps
 from sim_server.live.requests import Reply
 
 if TYPE_CHECKING:
@@ -93,14 +92,6 @@ def check_spawnable(control: SimulationControl, yaml_path: str) -> None:
             f'"{one_line(yaml_path, 200)}" is outside the folders live view clients may spawn from ({shown}: the '
             "world's and its models'; on ROS also resource_paths)"
         )
-
-
-def check_steps(steps: int, paused: bool) -> None:
-    """RequestError unless ``steps`` can be stepped now: 1 to the limit, the world paused."""
-    if steps < 1 or steps > limits.MAX_STEPS_PER_REQUEST:
-        raise RequestError(f"steps must be from 1 to {limits.MAX_STEPS_PER_REQUEST}, got {steps}")
-    if not paused:
-        raise RequestError("the world is running: pause it before stepping it")
 
 
 class WorldSimulation:

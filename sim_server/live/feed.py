@@ -23,6 +23,7 @@ from foxglove.channels import FrameTransformsChannel, SceneUpdateChannel
 from foxglove.messages import SceneEntityDeletion, SceneEntityDeletionType, SceneUpdate
 
 from sim_server.core.format.entity_names import frame_id
+from sim_server.live.discovery import world_plugins
 from sim_server.live.ros2_messages import clock_cdr, tf_message_cdr
 from sim_server.live.scene import (
     WORLD_FRAME, PlanarTransform, crowd_entity, frame_transforms, layer_entity, model_entity, planar_transforms, stamp,
@@ -205,7 +206,7 @@ class Feed:
             if prefixes != self._prefixes:
                 self._prefixes = prefixes
                 self._sensors.close()
-            self._sensors.find([plugin for model in models for plugin in self.world.plugins.plugins_of(model)])
+            self._sensors.find(world_plugins(self.world))
 
     def send_new_scans(self) -> None:
         """The scans and pictures the listened sensors made since the last sent, once each."""

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sim_server.live.discovery import CAMERA, LASER, ODOMETRY, drive_commands, sensor_topics
 from sim_server.live.scene import WORLD_FRAME
-from sim_server.live.sensors import absolute_topic
 
 if TYPE_CHECKING:
     from sim_server.core.world import World
@@ -44,18 +44,9 @@ BUTTONS = (
 
 
 def world_topics(world: "World") -> tuple[list[str], list[str], list[str]]:
-    """The topics of ``world``'s lasers, cameras and drives' commands (sorted)."""
-    lasers, cameras, drives = set(), set(), set()
-    for model in world.models.values():
-        for plugin in world.plugins.plugins_of(model):
-            if hasattr(plugin, "scanner") and hasattr(plugin, "topic_name"):
-                lasers.add(absolute_topic(plugin.topic_name))
-            elif hasattr(plugin, "last_image") and hasattr(plugin, "topic_name"):
-                cameras.add(absolute_topic(plugin.topic_name))
-            command = getattr(plugin, "command", None)
-            if isinstance(getattr(command, "topic", None), str):
-                drives.add(absolute_topic(command.topic))
-    return sorted(lasers), sorted(cameras), sorted(drives)
+    """The topics of ``world``'s lasers, cameras and drives' commands (sorted; found as the view
+    finds them, :mod:`sim_server.live.discovery`)."""
+    return sensor_topics(world, LASER), sensor_topics(world, CAMERA), sorted(drive_commands(world))
 
 
 def layout(lasers: list[str], cameras: list[str], drives: list[str], odometry: list[str] = (),
@@ -125,10 +116,7 @@ def world_bounds(world: "World") -> tuple[float, float, float, float]:
 def world_layout(world: "World") -> dict[str, Any]:
     """The layout for ``world``'s sensors and drives, fitted to its walls and models."""
     lasers, cameras, drives = world_topics(world)
-    odometry = sorted({absolute_topic(plugin.odometry.odom_topic) for model in world.models.values()
-                       for plugin in world.plugins.plugins_of(model)
-                       if getattr(getattr(plugin, "odometry", None), "enabled", False)})
-    return layout(lasers, cameras, drives, odometry, world_bounds(world))
+    return layout(lasers, cameras, drives, sensor_topics(world, ODOMETRY), world_bounds(world))
 
 
 def write_layout(world: "World", path: Path) -> None:

@@ -1,5 +1,5 @@
 """The sensors a live view feeds, each on its own channel: lasers, cameras and the drives'
-odometry, found among a world's model plugins by what they offer (no plugin class is named).
+odometry, found among a world's model plugins by what they offer (:mod:`sim_server.live.discovery`).
 
 * a laser (``scanner``, ``last_ranges``, ``last_scan_ns``, ``topic_name``, ``frame_id``): every
   scan, as ``foxglove.LaserScan`` or, with ROS 2 encoding, sensor_msgs/LaserScan;
@@ -21,6 +21,7 @@ import foxglove
 from foxglove.channels import LaserScanChannel, RawImageChannel
 from foxglove.messages import RawImage
 
+from sim_server.live.discovery import CAMERA, LASER, absolute_topic, sensor_kind
 from sim_server.live.ros2_messages import (
     MESSAGE_ENCODING, SCHEMA_ENCODING, SCHEMAS, LaserScanCdr, image_cdr, odometry_cdr, stamp_cdr,
 )
@@ -41,11 +42,6 @@ def ros2_channel(topic: str, type_name: str, context: foxglove.Context) -> foxgl
     """A channel of the ROS 2 message ``type_name`` (CDR, its ``ros2msg`` schema)."""
     schema = foxglove.Schema(name=type_name, encoding=SCHEMA_ENCODING, data=SCHEMAS[type_name].encode())
     return foxglove.Channel(topic, schema=schema, message_encoding=MESSAGE_ENCODING, context=context)
-
-
-def absolute_topic(name: str) -> str:
-    """``name`` with one leading ``/`` (the view's topics are absolute)."""
-    return "/" + name.lstrip("/")
 
 
 @dataclass
@@ -163,17 +159,17 @@ class Sensors:
 
     def find(self, plugins: list[Any]) -> None:
         """Follow the sensors among ``plugins`` (every model plugin of the world now)."""
-        present = {id(plugin): plugin for plugin in plugins if _kind(plugin) is not None}
+        present = {id(plugin): plugin for plugin in plugins if sensor_kind(plugin) is not None}
         for key in list(self.by_plugin):
             if key not in present:
                 for source in self.by_plugin.pop(key):
                     source.channel.close()
         for key, plugin in present.items():
             if key not in self.by_plugin:
-                kind = _kind(plugin)
-                if kind == "laser":
+                kind = sensor_kind(plugin)
+                if kind == LASER:
                     self.by_plugin[key] = [laser_source(plugin, self._context, self._ros2, self._rename)]
-                elif kind == "camera":
+                elif kind == CAMERA:
                     self.by_plugin[key] = [camera_source(plugin, self._context, self._ros2, self._rename)]
                 else:
                     self.by_plugin[key] = odometry_sources(plugin, self._context, self._rename)
@@ -190,13 +186,13 @@ class Sensors:
         odometry_frames = set()
         for sources in self.by_plugin.values():
             plugin = sources[0].plugin
-            kind = _kind(plugin)
+            kind = sensor_kind(plugin)
             name = self._rename
-            if kind == "laser":
+            if kind == LASER:
                 o = plugin.origin
                 transforms.append((name(plugin, plugin.body_frame_id), name(plugin, plugin.frame_id), o.x, o.y, o.theta,
                                    bool(plugin.upside_down)))
-            elif kind == "camera":
+            elif kind == CAMERA:
                 pose = plugin.frame_pose()
                 transforms.append((name(plugin, plugin.body_frame_id), name(plugin, plugin.frame_id), pose.x, pose.y,
                                    pose.theta, True))
@@ -206,15 +202,3 @@ class Sensors:
                     odometry_frames.add((name(plugin, odometry.ground_truth_frame_id), name(plugin, odometry.odom_frame_id)))
         transforms.extend((parent, child, 0.0, 0.0, 0.0, False) for parent, child in sorted(odometry_frames))
         return transforms
-
-
-def _kind(plugin: Any) -> str | None:
-    """What sensor ``plugin`` is (by what it offers), or None."""
-    if hasattr(plugin, "scanner") and hasattr(plugin, "topic_name") and hasattr(plugin, "last_scan_ns"):
-        return "laser"
-    if hasattr(plugin, "last_image") and hasattr(plugin, "topic_name") and hasattr(plugin, "frame_pose"):
-        return "camera"
-    odometry = getattr(plugin, "odometry", None)
-    if odometry is not None and getattr(odometry, "enabled", False) and hasattr(odometry, "odom_topic"):
-        return "odometry"
-    return None

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from sim_server.core import limits
 from sim_server.core.errors import one_line
-from sim_server.live.sensors import absolute_topic
+from sim_server.live.discovery import absolute_topic, drive_commands
 
 if TYPE_CHECKING:
     from sim_server.core.world import World
@@ -92,13 +92,7 @@ class _Drives:
     def current(self) -> dict[str, list[Any]]:
         if self._dirty:
             self._dirty = False
-            found: dict[str, list[Any]] = {}
-            for model in self.world.models.values():
-                for plugin in self.world.plugins.plugins_of(model):
-                    command = getattr(plugin, "command", None)
-                    if command is not None and isinstance(getattr(command, "topic", None), str):
-                        found.setdefault(absolute_topic(command.topic), []).append(command)
-            self.by_topic = found
+            self.by_topic = drive_commands(self.world)
         return self.by_topic
 
 

@@ -23,9 +23,8 @@ from std_srvs.srv import Empty
 
 from sim_msgs.msg import WorldStats
 from sim_msgs.srv import StepWorld
-from sim_server.core import limits
 from sim_server.core.errors import RequestError
-from sim_server.core.timing.step_queue import STEP_SLICE, StepQueue, StepRequest
+from sim_server.core.timing.step_queue import STEP_SLICE, StepQueue, StepRequest, check_steps
 from sim_server.core.timing.step_timing import StepStatistics
 from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND
 from sim_server.core.world import World
@@ -80,15 +79,7 @@ class WorldControl(WorldUser):
         """RequestError unless ``steps`` can be queued now: 1 to the limit, the world paused
         (and loaded)."""
         self.check_world_loaded()
-        if steps == 0:
-            raise RequestError("steps must be at least 1")
-        if steps > limits.MAX_STEPS_PER_REQUEST:
-            raise RequestError(
-                f"steps must be at most {limits.MAX_STEPS_PER_REQUEST}, got {steps} "
-                "(a negative number sent by a client arrives as a huge unsigned one)"
-            )
-        if not self._world.time.paused:
-            raise RequestError("the world is running: pause it before stepping it")
+        check_steps(steps, self._world.time.paused, unsigned=True)
 
     def queue_steps(
         self, steps: int, on_step: Callable[[int], None] | None = None,

@@ -342,31 +342,3 @@ def test_scans_cast_on_several_threads_equal_the_serial_cast(tmp_path, monkeypat
         assert np.array_equal(ranges, ranges_threaded, equal_nan=True) and np.array_equal(bits, bits_threaded)
     assert sum(int(np.isfinite(ranges).sum()) for ranges, _ in serial) > 10000
     world.close()
-
-
-@pytest.mark.parametrize("increments", [(0.01, 0.02, 0.0067), (0.02, 0.02, 0.02), (0.02, 0.04, 0.01333)])
-def test_a_batch_of_scanners_gives_each_its_own_scan(tmp_path, increments) -> None:
-    """Scanners of one size and of several sizes (the second line-up's total equals three
-    times the first scanner's beams) cast together: each gets the scan it gets alone."""
-    from sim_server.core.geometry import Pose2D
-    from sim_server.core.sensing.laser_scanner import LaserScanner, scan_all, scene_of
-
-    (tmp_path / "disc.model.yaml").write_text("bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.3, density: 1}]\n")
-    (tmp_path / "walls.txt").write_text("-9 -9 9 -9\n9 -9 9 9\n9 9 -9 9\n-9 9 -9 -9\n0 -3 2 4\n")
-    (tmp_path / "walls.yaml").write_text("type: line_segments\ndata: walls.txt\nscale: 1.0\norigin: [0, 0, 0]\n")
-    models = "".join(f"  - {{name: m{i}, model: disc.model.yaml, pose: [{2 * i - 3}, {i - 1}, {i}]}}\n" for i in range(3))
-    (tmp_path / "world.yaml").write_text("properties: {}\nlayers:\n  - {name: walls, map: walls.yaml}\nmodels:\n" + models)
-    world = World.from_file(tmp_path / "world.yaml")
-    world.step()
-    scene = scene_of(world)
-    scanners = [
-        LaserScanner(world.models[f"m{i}"].first_body.physics_body, Pose2D(0.4, 0.0, 0.0), -2.0, 2.0, increment, 15.0, 0xFFFF)
-        for i, increment in enumerate(increments)
-    ]
-    together = scan_all(scanners, scene, world.time.iterations)
-    assert [len(ranges) for ranges, _ in together] == [len(scanner.local_angles) for scanner in scanners]
-    for scanner, (ranges, bits) in zip(scanners, together):
-        alone, alone_bits = scan_all([scanner], scene, world.time.iterations)[0]
-        assert np.array_equal(ranges, alone, equal_nan=True) and np.array_equal(bits, alone_bits)
-        assert np.isfinite(ranges).sum() > 100
-    world.close()

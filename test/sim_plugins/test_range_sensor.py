@@ -1,6 +1,7 @@
 """Range: against walls at known distances the nearest hit in the cone is the range; nothing in
 range is +inf and too close is -inf (REP 117); the cone's width decides what is seen; many
-rangers cast in one call give what each alone gives; bad keys are one line."""
+rangers cast in one call give what each alone gives; bad keys (topics and frames ROS refuses
+among them) are one line."""
 
 from __future__ import annotations
 
@@ -11,34 +12,20 @@ import pytest
 
 from sim_server.core import World
 from sim_server.core.errors import ConfigError
+from test.sim_plugins.sensor_worlds import robot_model, sensor_world
 
-ROBOT = """
-bodies:
-  - name: base
-    type: dynamic
-    footprints:
-      - {{type: circle, radius: 0.1, density: 1}}
-plugins:
-  - type: Range
+SONAR = """  - type: Range
     name: sonar
     body: base
     update_rate: .inf
-{keys}
-"""
+{keys}"""
 
 
 def _world(folder: Path, keys: str = "", walls: tuple = ((2.0, -1.0, 1.0),), robots: int = 1) -> World:
     """Robots at (0, 20 k) facing +x; each wall (x, y0, y1) is a segment of a layer, in front of
     every robot."""
-    (folder / "robot.model.yaml").write_text(ROBOT.format(keys=keys))
-    segments = [f"{x} {y0 + 20.0 * k} {x} {y1 + 20.0 * k}" for k in range(robots) for x, y0, y1 in walls]
-    (folder / "walls.txt").write_text("\n".join(segments) + "\n")
-    (folder / "walls.yaml").write_text("type: line_segments\ndata: walls.txt\nscale: 1.0\norigin: [0, 0, 0]\n")
-    lines = ["properties: {}", "layers:\n  - {name: walls, map: walls.yaml}", "models:"]
-    for index in range(robots):
-        lines.append(f"  - {{name: r{index}, model: robot.model.yaml, namespace: r{index}, pose: [0, {20.0 * index}, 0]}}")
-    (folder / "world.yaml").write_text("\n".join(lines) + "\n")
-    return World.from_file(folder / "world.yaml", step_size=0.01)
+    segments = [(x, y0, x, y1) for x, y0, y1 in walls]
+    return sensor_world(folder, [robot_model(SONAR.format(keys=keys))], segments, robots)
 
 
 def _rangers(world: World) -> list:
@@ -76,12 +63,27 @@ def test_many_rangers_in_one_call_give_what_each_gives(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("keys", "fault"), [
     ("    beams: 0", "beams"), ("    beams: 100000", "beams"), ("    field_of_view: -1", "field_of_view"),
     ("    range_min: 5", "range_min"), ("    radiation_type: laser", "radiation_type"), ("    range_max: .nan", "range_max"),
-    ("    layers: [nope]", "layers"),
+    ("    layers: [nope]", "layers"), ('    topic: ""', "topic"), ("    topic: /a//b", "topic"), ("    topic: 1abc", "topic"),
+    ('    topic: "bad topic!!"', "topic"), ("    topic: " + "x" * 300, "topic"), ('    frame: ""', "frame"),
+    ('    frame: "a b"', "frame"), ("    frame: " + "f" * 300, "frame"),
 ])
 def test_bad_keys_are_one_line_naming_the_key(tmp_path: Path, keys: str, fault: str) -> None:
     with pytest.raises(ConfigError) as raised:
         _world(tmp_path, keys).close()
-    assert fault in str(raised.value) and "\n" not in str(raised.value)
+    assert f'key "{fault}"' in str(raised.value) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(("keys", "topic", "frame"), [
+    ("    topic: /top/sonar_1\n    frame: /sonar_link", "/top/sonar_1", "sonar_link"),
+    ("    topic: front/range\n    frame: front", "r0/front/range", "r0_front"),
+])
+def test_topics_and_frames_as_ros_names_them(tmp_path: Path, keys: str, topic: str, frame: str) -> None:
+    world = _world(tmp_path, keys)
+    try:
+        ranger = _rangers(world)[0]
+        assert (ranger.topic_name.lstrip("/"), ranger.frame_id) == (topic.lstrip("/"), frame)
+    finally:
+        world.close()
 
 
 def test_over_ros_the_range_is_published_as_sensor_msgs_range(ros_context, tmp_path: Path) -> None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import yaml
 
 from sim_server.core import limits
 from sim_server.core.errors import ConfigError
+from sim_server.core.format.entity_names import frame_problem, topic_problem
 from sim_server.core.format.yaml_parsing import parse_yaml_text, resolve_path  # noqa: F401 - re-exported
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.geometry import Pose2D
@@ -102,11 +103,26 @@ class YamlReader:
     def get_name(self, key: str, default: Any = REQUIRED) -> str:
         """A name (of a body, joint, plugin, layer, level ...): a string of at most
         :data:`~sim_server.core.limits.MAX_NAME_LENGTH` printable characters."""
-        name = self.get_str(key, default)
-        problem = _name_problem(name)
+        return self._checked_str(key, default, _name_problem)
+
+    def get_topic(self, key: str, default: Any = REQUIRED) -> str:
+        """A ROS 2 topic a plugin names (relative, absolute or private: see
+        :func:`~sim_server.core.format.entity_names.topic_problem`); the default is checked too."""
+        return self._checked_str(key, default, topic_problem)
+
+    def get_frame(self, key: str, default: Any = REQUIRED) -> str:
+        """A TF frame id a plugin names (see
+        :func:`~sim_server.core.format.entity_names.frame_problem`); the default is checked too."""
+        return self._checked_str(key, default, frame_problem)
+
+    def _checked_str(self, key: str, default: Any, problem_of: Callable[[str], str | None]) -> str:
+        """A string value (see :meth:`get_str`) for which ``problem_of`` finds no problem (else
+        the problem, naming the key)."""
+        text = self.get_str(key, default)
+        problem = problem_of(text)
         if problem is not None:
             raise self.error(problem, key)
-        return name
+        return text
 
     def get_float(
         self,

@@ -460,6 +460,9 @@ class LaserScanner:
         upside_down: mounted upside down: every beam angle is negated.
         noise_std_dev: standard deviation (m) of Gaussian noise added to hits.
         rng: the random generator of the noise.
+        dropout_rate: probability (0 to 1) that a beam returns nothing (NaN, as a miss).
+        max_range_rate: probability (0 to 1) that a beam reads ``max_range`` exactly (a
+            spurious maximum, as real lidars give), hit or not; with ``dropout_rate`` at most 1.
     """
 
     def __init__(
@@ -474,12 +477,22 @@ class LaserScanner:
         upside_down: bool = False,
         noise_std_dev: float = 0.0,
         rng: np.random.Generator | None = None,
+        *,
+        dropout_rate: float = 0.0,
+        max_range_rate: float = 0.0,
     ) -> None:
+        if not (0.0 <= dropout_rate <= 1.0 and 0.0 <= max_range_rate <= 1.0 and dropout_rate + max_range_rate <= 1.0):
+            raise ValueError(
+                f"dropout_rate ({dropout_rate!r}) and max_range_rate ({max_range_rate!r}) must be probabilities "
+                "from 0 to 1 whose sum is at most 1"
+            )
         self.body = body
         self.origin = origin
         self.max_range = max_range
         self.layer_bits = layer_bits
         self.noise_std_dev = noise_std_dev
+        self.dropout_rate = dropout_rate
+        self.max_range_rate = max_range_rate
         self.rng = rng or np.random.default_rng()
         count = beam_count(angle_min, angle_max, increment)
         local = angle_min + increment * np.arange(count, dtype=np.float64)
@@ -492,9 +505,10 @@ class LaserScanner:
 
     def beams(self, index: np.ndarray) -> "LaserScanner":
         """A scanner casting only the beams ``index`` (integer positions in this scan) of this
-        one: the same body, origin, range, layers and noise generator (its noise draws are taken
-        from the shared generator, one per beam it casts). Each beam's range is what this
-        scanner's beam gives, so a caller that uses a few beams of a scan casts only those."""
+        one: the same body, origin, range, layers, noise, dropout and maximum-range rates and
+        generator (its draws are taken from the shared generator, for the beams it casts). Each
+        beam's range is what this scanner's beam gives, so a caller that uses a few beams of a
+        scan casts only those."""
         part = copy.copy(self)
         part.local_angles = self.local_angles[np.asarray(index, dtype=np.int64)]
         return part
@@ -525,7 +539,14 @@ def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> 
     Returns:
         per scanner, ``(ranges, hit_bits)``: float32 metres per beam with NaN where nothing is
         hit within range (noise added to hits), and the collision bits of the shape each beam hit
-        (0 for none). The arrays are fresh, so callers may keep them.
+        (0 for none). Beams a scanner's ``dropout_rate`` drops are NaN and those its
+        ``max_range_rate`` spoils read ``max_range``, both with bits 0. The arrays are fresh, so
+        callers may keep them.
+
+    Each scanner's random draws come from its own generator, in the same order however many
+    scanners cast together: the Gaussian noise of every beam, then one uniform number per beam
+    for the dropouts and maximum ranges (each only when its scanner has them), for every beam
+    whatever it hits, so a seeded scanner's numbers do not depend on the scene or the batch.
     """
     if not scanners:
         return []
@@ -538,15 +559,31 @@ def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> 
     ranges, bits = cast_scans(batch, x, y, bodies[2] + origins[2], scene.static, scene.moving(iteration))
     misses = ~np.isfinite(ranges)
     bounds = batch.beam_starts.tolist()
+    spoiled: list[tuple[int, int, np.ndarray, LaserScanner]] = []
     for index, scanner in enumerate(scanners):
+        first, last = bounds[index], bounds[index + 1]
         if scanner.noise_std_dev > 0.0:
-            first, last = bounds[index], bounds[index + 1]
             # Drawn for every beam (the same numbers whatever is hit); misses stay infinite.
             ranges[first:last] += scanner.rng.normal(0.0, scanner.noise_std_dev, last - first)
+        if scanner.dropout_rate > 0.0 or scanner.max_range_rate > 0.0:
+            spoiled.append((first, last, scanner.rng.random(last - first), scanner))
     out = ranges.astype(np.float32)
     out[misses] = np.nan
     bits[misses] = 0
+    for first, last, draws, scanner in spoiled:
+        _spoil(out[first:last], bits[first:last], draws, scanner)
     count = len(scanners)
     if (np.diff(batch.beam_starts) == bounds[1]).all():  # scanners of one size (fleets): rows, split in C
         return list(zip(out.reshape(count, -1), bits.reshape(count, -1)))
     return [(out[bounds[i]:bounds[i + 1]], bits[bounds[i]:bounds[i + 1]]) for i in range(count)]
+
+
+def _spoil(ranges: np.ndarray, bits: np.ndarray, draws: np.ndarray, scanner: LaserScanner) -> None:
+    """Drop and max out beams of one scan in place: a beam whose uniform draw (in [0, 1)) is
+    below the scanner's ``dropout_rate`` reads NaN, one within the next ``max_range_rate`` reads
+    its ``max_range`` (m); both lose their hit bits."""
+    dropped = draws < scanner.dropout_rate
+    maxed = ~dropped & (draws < scanner.dropout_rate + scanner.max_range_rate)
+    ranges[dropped] = np.nan
+    ranges[maxed] = np.float32(scanner.max_range)
+    bits[dropped | maxed] = 0

@@ -14,8 +14,25 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
+from sim_server.core import limits
+from sim_server.core.errors import RequestError
+
 #: Wall seconds of stepping between two servings of the loop's other work.
 STEP_SLICE = 0.05
+#: What a number of steps beyond the limit may be, where it came in an unsigned field.
+UNSIGNED_HINT = "a negative number sent by a client arrives as a huge unsigned one"
+
+
+def check_steps(steps: int, paused: bool, unsigned: bool = False) -> None:
+    """RequestError unless ``steps`` steps can be queued now: from 1 to
+    :data:`~sim_server.core.limits.MAX_STEPS_PER_REQUEST`, the world ``paused``. With
+    ``unsigned`` (the number came in an unsigned field, as ROS's ``steps``), a number beyond the
+    limit is said to be perhaps a negative one (:data:`UNSIGNED_HINT`)."""
+    if steps < 1 or steps > limits.MAX_STEPS_PER_REQUEST:
+        hint = f" ({UNSIGNED_HINT})" if unsigned and steps > limits.MAX_STEPS_PER_REQUEST else ""
+        raise RequestError(f"steps must be from 1 to {limits.MAX_STEPS_PER_REQUEST}, got {steps}{hint}")
+    if not paused:
+        raise RequestError("the world is running: pause it before stepping it")
 
 
 @dataclass

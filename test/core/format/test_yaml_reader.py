@@ -85,3 +85,22 @@ def test_nested_locations_are_named() -> None:
     body.get_str("name")
     with pytest.raises(ConfigError, match=r'example\.yaml: bodies\[0\]: unrecognized key\(s\) "colr"'):
         body.ensure_all_keys_used()
+
+
+@pytest.mark.parametrize(("text", "expected"), [("t: scan", "scan"), ("t: /r1/scan", "/r1/scan"), ("t: ~/scan", "~/scan"), ("", "cmd")])
+def test_topics_are_ros_names(text: str, expected: str) -> None:
+    assert reader(text or "{}").get_topic("t", "cmd") == expected
+
+
+@pytest.mark.parametrize("text", ['t: ""', "t: /a//b", "t: 1abc", "t: bad topic!!", "t: a/", "t: [scan]", "t: " + "x" * 300])
+def test_a_topic_ros_refuses_is_one_line_naming_the_key(text: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        reader(text).get_topic("t", "cmd")
+    assert str(info.value).startswith(f'{FILE}: key "t" ') and "\n" not in str(info.value)
+
+
+def test_frames_are_checked_defaults_too() -> None:
+    assert reader("f: base_link").get_frame("f") == "base_link" and reader("{}").get_frame("f", "r1_laser") == "r1_laser"
+    for text, default in (('f: ""', "x"), ("f: a b", "x"), ("f: " + "f" * 300, "x"), ("{}", "with space")):
+        with pytest.raises(ConfigError, match=r'key "f" frame .* is not a frame id'):
+            reader(text).get_frame("f", default)
