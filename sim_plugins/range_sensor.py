@@ -17,13 +17,14 @@ little). In-process: :attr:`RangeSensor.last_range` and :attr:`RangeSensor.last_
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
-from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scene_of
+from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scan_block, scene_of
 from sim_plugins.common import body_of, plugin_rng, read_layer_bits, read_rate
 
 DEFAULT_RANGE_RATE = 10.0
@@ -72,10 +73,11 @@ class RangeSensor(ModelPlugin):
         self.frame_id = self.context.frame(frame)
         self.body_frame_id = self.context.frame(body_name)
         self.topic_name = self.context.topic(topic)
-        #: The last range (m; +inf: nothing within range_max, -inf: closer than range_min).
-        self.last_range: float | None = None
-        #: The sim time (ns) of the last range.
-        self.last_range_ns = -1
+        self._last: tuple[float | None, int] = (None, -1)
+        #: The batch that casts this ranger, its group and row there: the group's newest
+        #: readings are this ranger's, when newer than those last read (serial).
+        self._slot: tuple[Any, int, int] | None = None
+        self._seen = -1
         self._publisher = None
         self._tf = None
         node = self.context.ros_node
@@ -106,30 +108,52 @@ class RangeSensor(ModelPlugin):
     def _wanted(self) -> bool:
         return self._publisher is None or self.always_publish or self._listened()
 
+    @property
+    def last_range(self) -> float | None:
+        """The last range (m; +inf: nothing within range_max, -inf: closer than range_min;
+        None before the first)."""
+        return self._latest()[0]
+
+    @property
+    def last_range_ns(self) -> int:
+        """The sim time (ns) of the last range (-1 before the first)."""
+        return self._latest()[1]
+
+    def _latest(self) -> tuple[float | None, int]:
+        if self._slot is not None:
+            batch, group, index = self._slot
+            readings = batch.readings[group]
+            if readings is not None and readings.serial != self._seen:
+                if readings.cast is None or readings.cast[index]:
+                    self._last = (float(readings.ranges[index]), readings.stamp_ns)
+                self._seen = readings.serial
+        return self._last
+
     def before_physics_step(self, time: TimeKeeper) -> None:
+        """The ranger alone (not in a batch)."""
+        self._slot = None  # (a batch it was in no longer casts it)
         if self.timer.check(time) and self._wanted():
-            self._cast([self], time)
+            ranges = _nearest([self], time)
+            self._last = (float(ranges[0]), time.time_ns)
+            self._publish()
 
     @classmethod
     def before_physics_step_batch(cls, plugins: PluginBatch, time: TimeKeeper) -> None:
-        """Every ranger due on this step casts in one compiled call."""
-        due = [plugin for plugin in plugins if plugin.timer.check(time) and plugin._wanted()]
-        if due:
-            cls._cast(due, time)
+        """Every ranger due on this step casts in one compiled call; its reading is built
+        when read, or published where somebody listens."""
+        batch = plugins.cache.get("rangers")
+        if batch is None:
+            batch = plugins.cache["rangers"] = _RangerBatch(plugins)
+        batch.step(time)
 
-    @staticmethod
-    def _cast(rangers: "list[RangeSensor]", time: TimeKeeper) -> None:
-        scans = scan_all([ranger.scanner for ranger in rangers], rangers[0].scene, time.iterations)
-        for ranger, (ranges, _) in zip(rangers, scans):
-            hits = ranges[~np.isnan(ranges)]
-            nearest = float(hits.min()) if len(hits) else math.inf
-            ranger.last_range = -math.inf if nearest < ranger.range_min else nearest
-            ranger.last_range_ns = time.time_ns
-            if ranger._publisher is not None:
-                message = ranger._message
-                ranger._set_stamp(message.header, time.time_ns)
-                message.range = ranger.last_range
-                ranger._publisher.publish(message)
+    def _publish(self) -> None:
+        """Publish the last range where somebody listens."""
+        if self._publisher is not None and self._listened():
+            range_m, stamp_ns = self._last
+            message = self._message
+            self._set_stamp(message.header, stamp_ns)
+            message.range = range_m
+            self._publisher.publish(message)
 
     def on_shutdown(self) -> None:
         node = self.context.ros_node
@@ -140,3 +164,71 @@ class RangeSensor(ModelPlugin):
         if self._tf is not None:
             self._tf.remove_static([self.frame_id], owner=self.context.describe())
             self._tf = None
+
+
+def _nearest(rangers: "list[RangeSensor]", time: TimeKeeper, minimum: np.ndarray | None = None) -> np.ndarray:
+    """(N,) each ranger's reading cast now (REP 117: +inf when nothing is hit, -inf when the
+    nearest hit is closer than its ``range_min``, m, or ``minimum[i]``); rangers of one beam
+    count are cast as one block."""
+    scene = rangers[0].scene
+    if len({ranger.scanner.beam_count for ranger in rangers}) == 1:
+        nearest = np.fmin.reduce(scan_block([r.scanner for r in rangers], scene, time.iterations), axis=1)
+    else:  # (NaN-ignoring minima; all NaN: NaN)
+        nearest = np.array([np.fmin.reduce(ranges) for ranges, _ in scan_all([r.scanner for r in rangers], scene, time.iterations)])
+    if minimum is None:
+        minimum = np.array([ranger.range_min for ranger in rangers])
+    return np.where(np.isnan(nearest), math.inf, np.where(nearest < minimum, -math.inf, nearest))
+
+
+class _Readings:
+    """The readings (m) of a group's rangers cast at one time (``serial``: the batch's count);
+    ``cast``: which were (None: all)."""
+
+    __slots__ = ("serial", "stamp_ns", "ranges", "cast")
+
+    def __init__(self, serial: int, stamp_ns: int, ranges: np.ndarray, cast: np.ndarray | None) -> None:
+        self.serial, self.stamp_ns, self.ranges, self.cast = serial, stamp_ns, ranges, cast
+
+
+class _RangerBatch:
+    """A batch's rangers grouped by update rate (one timer asked per group); each group's
+    newest readings, which its rangers read when asked."""
+
+    def __init__(self, plugins: "list[RangeSensor]") -> None:
+        groups: dict[int | None, list[RangeSensor]] = {}
+        for plugin in plugins:
+            groups.setdefault(plugin.timer.period_ns, []).append(plugin)
+        self.groups = list(groups.values())
+        self.readings: list[_Readings | None] = [None] * len(self.groups)
+        self.serial = 0
+        for number, group in enumerate(self.groups):
+            for index, plugin in enumerate(group):
+                plugin._latest()  # (what an earlier batch cast, kept)
+                plugin._slot, plugin._seen = (self, number, index), -1
+        #: Whether all of a group's rangers always cast (in-process, or always_publish).
+        self.always = [all(plugin._publisher is None or plugin.always_publish for plugin in group) for group in self.groups]
+        self.minimums = [np.array([plugin.range_min for plugin in group]) for group in self.groups]
+
+    def step(self, time: TimeKeeper) -> None:
+        for number, group in enumerate(self.groups):
+            if not group[0].timer.check(time):
+                continue
+            rangers = group if self.always[number] else [plugin for plugin in group if plugin._wanted()]
+            if not rangers:
+                continue
+            ranges = _nearest(rangers, time, self.minimums[number] if rangers is group else None)
+            cast = None
+            if rangers is not group:  # some not cast: they keep their last readings
+                chosen = {id(ranger) for ranger in rangers}
+                cast = np.array([id(plugin) in chosen for plugin in group])
+                for plugin in group:
+                    plugin._latest()  # (read before the group's readings are replaced)
+                full = np.full(len(group), math.nan)
+                full[cast] = ranges
+                ranges = full
+            self.serial += 1
+            self.readings[number] = _Readings(self.serial, time.time_ns, ranges, cast)
+            if not self.always[number] or any(plugin._publisher is not None for plugin in rangers):
+                for plugin in rangers:
+                    plugin._latest()
+                    plugin._publish()

@@ -4,8 +4,9 @@ publish capability; Foxglove's Teleop panel) reach the drive whose command topic
 A client advertises a channel with the JSON encoding on a drive's topic (``/<robot>/cmd_vel``,
 as in ROS; ``/cmd_vel`` for a robot without a namespace) and publishes ``geometry_msgs/Twist``
 (``{"linear": {"x": ...}, "angular": {"z": ...}}``) or ``TwistStamped`` (the same under
-``"twist"``) as JSON. Only ``linear.x`` (m/s) and ``angular.z`` (rad/s, or a tricycle's
-steering angle in rad) are used, as by the drives' ROS subscriptions.
+``"twist"``) as JSON. Only ``linear.x`` (m/s) and ``angular.z`` (rad/s, or a tricycle's or a
+car's steering angle in rad) are used, and ``linear.y`` (m/s) by a drive that slides (OmniDrive),
+as by the drives' ROS subscriptions.
 
 A command holds for :data:`COMMAND_HOLD` wall seconds after the last message (the Teleop panel
 publishes while a button is held, and sends nothing on release); then, or at once when the
@@ -44,9 +45,9 @@ ANY_WARNING_PERIOD = 1.0
 JSON = "json"
 
 
-def twist_command(data: bytes) -> tuple[float, float]:
-    """``(linear.x, angular.z)`` of a JSON Twist or TwistStamped; ValueError (one line) for a
-    message that cannot be used."""
+def twist_command(data: bytes) -> tuple[float, float, float]:
+    """``(linear.x, angular.z, linear.y)`` of a JSON Twist or TwistStamped; ValueError (one
+    line) for a message that cannot be used."""
     if len(data) > limits.MAX_VIEW_MESSAGE_BYTES:
         raise ValueError(f"a message must be at most {limits.MAX_VIEW_MESSAGE_BYTES} bytes, got {len(data)}")
     try:
@@ -58,13 +59,36 @@ def twist_command(data: bytes) -> tuple[float, float]:
     if not isinstance(message, dict):
         raise ValueError("not a geometry_msgs/Twist (a JSON object with linear and angular)")
     values = []
-    for part, axis, within in (("linear", "x", limits.SPEED), ("angular", "z", limits.ANGULAR_SPEED)):
+    for part, axis, within in (("linear", "x", limits.SPEED), ("angular", "z", limits.ANGULAR_SPEED),
+                               ("linear", "y", limits.SPEED)):
         vector = message.get(part, {})
         value = vector.get(axis, 0.0) if isinstance(vector, dict) else None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not within.contains(value):
             raise ValueError(f"{part}.{axis} must be {within.describe()}, got {one_line(repr(value), 40)}")
         values.append(float(value))
-    return values[0], values[1]
+    return values[0], values[1], values[2]
+
+
+def _slides(command: Any) -> bool:
+    """Whether ``command`` takes a sideways speed (an OmniDrive's)."""
+    return bool(getattr(command, "uses_lateral", False))
+
+
+def _set(command: Any, linear: float, angular: float, lateral: float) -> None:
+    """Command ``linear`` (m/s), ``angular`` (rad/s) and, where the drive slides, ``lateral`` (m/s)."""
+    command.linear, command.angular = linear, angular
+    if _slides(command):
+        command.lateral = lateral
+
+
+def _current(command: Any) -> tuple[float, ...]:
+    """What ``command`` holds now: (linear, angular), and lateral where the drive slides."""
+    return (command.linear, command.angular, command.lateral) if _slides(command) else (command.linear, command.angular)
+
+
+def _current_of(command: Any, values: tuple[float, float, float]) -> tuple[float, ...]:
+    """What ``command`` holds after :func:`_set` of ``values``."""
+    return values if _slides(command) else values[:2]
 
 
 class _Drives:
@@ -104,11 +128,11 @@ class Teleop:
         self._status = status
         self._lock = threading.Lock()
         self._channels: dict[tuple[int, int], str] = {}
-        #: The newest command of each topic not yet set: (linear, angular).
+        #: The newest command of each topic not yet set: (linear, angular, lateral).
         self._new: dict[str, tuple[float, float]] = {}
         #: Topics whose last publishing channel went away.
         self._gone: set[str] = set()
-        #: The commands set: topic -> ((linear, angular), the wall time of the last message).
+        #: The commands set: topic -> ((linear, angular, lateral), the wall time of the last message).
         self._driving: dict[str, tuple[tuple[float, float], float]] = {}
         self._last_message: dict[str, float] = {}
         self._next_warning: dict[str, float] = {}
@@ -188,21 +212,21 @@ class Teleop:
             new, self._new = self._new, {}
             gone, self._gone = self._gone, set()
             last = dict(self._last_message)
-        for topic, (linear, angular) in new.items():
+        for topic, values in new.items():
             if topic not in drives:
                 self._drop(topic, f"no drive listens on {topic} (drives: {', '.join(sorted(drives)[:10]) or 'none'})")
                 continue
             for command in drives[topic]:
-                command.linear, command.angular = linear, angular
-            self._driving[topic] = ((linear, angular), last.get(topic, now))
+                _set(command, *values)
+            self._driving[topic] = (values, last.get(topic, now))
         for topic, (values, since) in list(self._driving.items()):
             if topic in new:
                 continue
             if topic in gone or now - last.get(topic, since) > COMMAND_HOLD:
                 del self._driving[topic]
                 for command in drives.get(topic, ()):
-                    if (command.linear, command.angular) == values:  # nothing else commanded it since
-                        command.linear, command.angular = 0.0, 0.0
+                    if _current(command) == _current_of(command, values):  # nothing else commanded it since
+                        _set(command, 0.0, 0.0, 0.0)
 
     def use_world(self, world: "World") -> None:
         """Drive ``world``'s robots from now on."""

@@ -288,6 +288,30 @@ def test_a_robot_spawned_later_can_be_driven_on_its_namespaced_topic(world: Worl
     client.until(lambda: command.linear == 0.2, loop)
 
 
+def test_an_omni_base_strafes_on_linear_y_and_a_car_steers_on_angular_z(monkeypatch) -> None:
+    """The vehicles world: linear.y moves the omnidirectional base sideways; the car ignores it
+    (it cannot slide) and steers by angular.z; both stop when the commands run out."""
+    monkeypatch.setattr(teleop_module, "COMMAND_HOLD", 0.5)
+    world = World.from_file(REPO_ROOT / "config" / "worlds" / "vehicles" / "world.yaml", step_size=0.01)
+    try:
+        with LiveView(world, port=0) as view:
+            client = Client(view.url)
+            try:
+                loop = stepping(view, world)
+                omni, car = _command(world, "omni"), _command(world, "car")
+                client.publish(client.advertise("/omni/cmd_vel"), {"linear": {"x": 0.0, "y": 0.4}, "angular": {"z": 0.0}})
+                client.publish(client.advertise("/car/cmd_vel"), {"linear": {"x": 0.5, "y": 0.7}, "angular": {"z": 0.2}})
+                client.until(lambda: omni.lateral == 0.4 and (car.linear, car.angular, car.lateral) == (0.5, 0.2, 0.0), loop)
+                start = world.models["omni"].pose
+                client.until(lambda: world.models["omni"].pose.y > start.y + 0.02, loop)  # sideways (it faces +x)
+                assert abs(world.models["omni"].pose.x - start.x) < 0.01
+                client.until(lambda: (omni.lateral, car.linear, car.angular) == (0.0, 0.0, 0.0), loop)  # ran out
+            finally:
+                client.close()
+    finally:
+        world.close()
+
+
 # ---------------------------------------------------------------------------------- run()
 def test_run_steps_the_given_sim_time_and_serves_while_paused(world: World) -> None:
     with LiveView(world, port=0) as view:

@@ -550,6 +550,27 @@ def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> 
     """
     if not scanners:
         return []
+    out, bits, bounds = _cast_all(scanners, scene, iteration)
+    count = len(scanners)
+    if (np.diff(bounds) == bounds[1]).all():  # scanners of one size (fleets): rows, split in C
+        return list(zip(out.reshape(count, -1), bits.reshape(count, -1)))
+    return [(out[bounds[i]:bounds[i + 1]], bits[bounds[i]:bounds[i + 1]]) for i in range(count)]
+
+
+def scan_block(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> np.ndarray:
+    """:func:`scan_all` of scanners with one beam count, as one (N, beams) float32 array of
+    ranges (row ``i``: scanner ``i``'s, as :func:`scan_all` gives them): for many small
+    scanners (rangers), without a pair of arrays per scanner."""
+    out, _, bounds = _cast_all(scanners, scene, iteration)
+    if not (np.diff(bounds) == bounds[1]).all():
+        raise ValueError("scan_block takes scanners of one beam count")
+    return out.reshape(len(scanners), -1)
+
+
+def _cast_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every beam of ``scanners`` (not empty) cast: ranges (float32, NaN misses, noise and
+    faults applied) and hit bits of all beams in a row, and where each scanner's begin (its
+    index) and the last ends."""
     batch, origins, laser_bodies = scene.layout(scanners)
     bodies = laser_bodies.poses().T
     # Each laser's pose: its body's pose composed with its origin (as Pose2D.compose).
@@ -572,10 +593,7 @@ def scan_all(scanners: list[LaserScanner], scene: ScanScene, iteration: int) -> 
     bits[misses] = 0
     for first, last, draws, scanner in spoiled:
         _spoil(out[first:last], bits[first:last], draws, scanner)
-    count = len(scanners)
-    if (np.diff(batch.beam_starts) == bounds[1]).all():  # scanners of one size (fleets): rows, split in C
-        return list(zip(out.reshape(count, -1), bits.reshape(count, -1)))
-    return [(out[bounds[i]:bounds[i + 1]], bits[bounds[i]:bounds[i + 1]]) for i in range(count)]
+    return out, bits, batch.beam_starts
 
 
 def _spoil(ranges: np.ndarray, bits: np.ndarray, draws: np.ndarray, scanner: LaserScanner) -> None:
