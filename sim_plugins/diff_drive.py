@@ -18,12 +18,9 @@ from __future__ import annotations
 import math
 
 from sim_server.core.geometry import Pose2D, offset_point_velocity
-from sim_server.core.motion import drive_kernels
-from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import DriveBatch, DriveRecord, body_of, read_dynamics
-from sim_plugins import odometry
-from sim_plugins.odometry import OdometryPublisher, odometry_transform
+from sim_plugins.odometry import OdometryPublisher, odometry_transform, prepare_drive
 from sim_plugins.velocity_command import VelocityCommand
 
 
@@ -34,9 +31,7 @@ class DiffDrive(ModelPlugin):
     def prepare(cls) -> None:
         """The compiled batch access to Box2D's bodies and the drives' arithmetic, ready before
         the first drive."""
-        memory_access_works()
-        drive_kernels.warm_up()
-        odometry.prepare()
+        prepare_drive()
 
     def on_initialize(self, config: YamlReader) -> None:
         # What on_shutdown releases, so that it can after a failure anywhere below.

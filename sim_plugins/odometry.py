@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from sim_server.core import limits as bounds
 from sim_server.core import random_streams
 from sim_server.core.geometry import Pose2D
+from sim_server.core.motion import drive_kernels
+from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import PluginContext, UpdateTimer, YamlReader
 from sim_plugins.common import read_rate
 from sim_plugins import odometry_noise
@@ -55,9 +56,11 @@ def _covariance(config: YamlReader, key: str, variances: tuple[float, ...]) -> l
     return [float(v) for v in values]
 
 
-def prepare() -> None:
-    """Compile (or load) what noisy odometry runs: the streams and the errors' kernel (a drive's
-    ``prepare``)."""
+def prepare_drive() -> None:
+    """Compile (or load) what every drive's step runs (a drive class's ``prepare``): the batch
+    access to Box2D's bodies, the drives' arithmetic, and noisy odometry's streams and errors."""
+    memory_access_works()
+    drive_kernels.warm_up()
     random_streams.warm_up()
     odometry_noise.warm_up()
 

@@ -23,14 +23,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sim_server.core.geometry import Pose2D
-from sim_server.core.motion import drive_kernels
-from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.physics.model import Model
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import DriveBatch, DriveRecord, body_of
-from sim_plugins import odometry
-from sim_plugins.odometry import OdometryPublisher, odometry_transform
+from sim_plugins.odometry import OdometryPublisher, odometry_transform, prepare_drive
 from sim_plugins.odometry_noise import OdometryNoiseBatch
 from sim_plugins.velocity_command import VelocityCommand
 
@@ -46,9 +42,7 @@ class PlanarDrive(ModelPlugin):
     @classmethod
     def prepare(cls) -> None:
         """The compiled batch access to Box2D's bodies and the kernels, ready before the first drive."""
-        memory_access_works()
-        drive_kernels.warm_up()
-        odometry.prepare()
+        prepare_drive()
 
     def on_initialize(self, config: YamlReader) -> None:
         # What on_shutdown releases, so that it can after a failure anywhere below.

@@ -21,12 +21,9 @@ from sim_server.core import limits as bounds
 from sim_server.core.geometry import offset_point_velocity
 from sim_server.core.motion.drive_kernels import steer_towards
 from sim_server.core.motion.dynamics_limits import DynamicsLimits
-from sim_server.core.motion import drive_kernels
-from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import DriveBatch, body_of, read_dynamics
-from sim_plugins import odometry
-from sim_plugins.odometry import OdometryPublisher
+from sim_plugins.odometry import OdometryPublisher, prepare_drive
 from sim_plugins.velocity_command import VelocityCommand
 
 #: Tolerance (m) of the anchor checks.
@@ -40,9 +37,7 @@ class TricycleDrive(ModelPlugin):
     def prepare(cls) -> None:
         """The compiled batch access to Box2D's bodies and the drives' arithmetic, ready before
         the first drive."""
-        memory_access_works()
-        drive_kernels.warm_up()
-        odometry.prepare()
+        prepare_drive()
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_str("body")

@@ -409,74 +409,40 @@ def rviz_config(
             "Topic": _topic(expand_topic(PEDESTRIAN_MARKERS_TOPIC, node_name, namespace), "Volatile", "Reliable", 5),
             "Value": True,
         })
-    lasers = [sensor for sensor in summary.sensors if sensor.kind == "laser"][:max_sensor_displays]
-    for index, sensor in enumerate(lasers):
-        enabled = index < enabled_sensor_displays
-        displays.append({
-            "Class": "rviz_default_plugins/LaserScan",
-            "Enabled": enabled,
-            "Name": f"Scan {sensor.model}/{sensor.plugin}",
-            "Alpha": 1,
-            "Color": SCAN_COLORS[index % len(SCAN_COLORS)],
-            "Color Transformer": "FlatColor",
-            "Decay Time": 0,
-            "Position Transformer": "XYZ",
-            "Selectable": True,
-            "Size (Pixels)": 3,
-            "Size (m)": 0.05,
-            "Style": "Points",
-            "Topic": _topic(sensor.topic, "Volatile", "Best Effort", 5),
-            "Use Fixed Frame": True,
-            "Value": enabled,
+    def sensor_displays(kind: str, display: str, title: str, reliability: str, enabled: bool, **settings: Any) -> None:
+        """One display of class ``display`` per sensor of ``kind`` (the first
+        ``enabled_sensor_displays`` on, when ``enabled``), with ``settings`` (a callable's value
+        is computed per display, from its index)."""
+        chosen = [sensor for sensor in summary.sensors if sensor.kind == kind][:max_sensor_displays]
+        for index, sensor in enumerate(chosen):
+            on = enabled and index < enabled_sensor_displays
+            displays.append({
+                "Class": f"rviz_default_plugins/{display}",
+                "Enabled": on,
+                "Name": f"{title} {sensor.model}/{sensor.plugin}",
+                **{key: value(index) if callable(value) else value for key, value in settings.items()},
+                "Topic": _topic(sensor.topic, "Volatile", reliability, 5),
+                "Value": on,
+            })
+
+    sensor_displays(
+        "laser", "LaserScan", "Scan", "Best Effort", True, **{
+            "Alpha": 1, "Color": lambda index: SCAN_COLORS[index % len(SCAN_COLORS)], "Color Transformer": "FlatColor",
+            "Decay Time": 0, "Position Transformer": "XYZ", "Selectable": True, "Size (Pixels)": 3, "Size (m)": 0.05,
+            "Style": "Points", "Use Fixed Frame": True,
         })
-    cameras = [sensor for sensor in summary.sensors if sensor.kind == "camera"][:max_sensor_displays]
-    for index, sensor in enumerate(cameras):
-        enabled = index < enabled_sensor_displays
-        displays.append({
-            "Class": "rviz_default_plugins/Image",
-            "Enabled": enabled,
-            "Name": f"Camera {sensor.model}/{sensor.plugin}",
-            "Max Value": 1,
-            "Median window": 5,
-            "Min Value": 0,
-            "Normalize Range": False,
-            "Topic": _topic(sensor.topic, "Volatile", "Reliable", 5),
-            "Value": enabled,
-        })
-    rangers = [sensor for sensor in summary.sensors if sensor.kind == "range"][:max_sensor_displays]
-    for index, sensor in enumerate(rangers):
-        enabled = index < enabled_sensor_displays
-        displays.append({
-            "Class": "rviz_default_plugins/Range",
-            "Enabled": enabled,
-            "Name": f"Range {sensor.model}/{sensor.plugin}",
-            "Alpha": 0.5,
-            "Buffer Length": 1,
-            "Color": RANGE_COLOR,
-            "Topic": _topic(sensor.topic, "Volatile", "Best Effort", 5),
-            "Value": enabled,
-        })
-    drives = [sensor for sensor in summary.sensors if sensor.kind == "odometry"][:max_sensor_displays]
-    for sensor in drives:
-        displays.append({
-            "Class": "rviz_default_plugins/Odometry",
-            "Enabled": False,
-            "Name": f"Odometry {sensor.model}/{sensor.plugin}",
-            "Angle Tolerance": 0.1,
-            "Covariance": {"Value": False},
-            "Keep": 1,
-            "Position Tolerance": 0.1,
+    sensor_displays(
+        "camera", "Image", "Camera", "Reliable", True,
+        **{"Max Value": 1, "Median window": 5, "Min Value": 0, "Normalize Range": False},
+    )
+    sensor_displays("range", "Range", "Range", "Best Effort", True, **{"Alpha": 0.5, "Buffer Length": 1, "Color": RANGE_COLOR})
+    sensor_displays(
+        "odometry", "Odometry", "Odometry", "Best Effort", False, **{
+            "Angle Tolerance": 0.1, "Covariance": {"Value": False}, "Keep": 1, "Position Tolerance": 0.1,
             "Shape": {
-                "Alpha": 1,
-                "Color": "255; 25; 0",
-                "Head Length": 0.15,
-                "Head Radius": 0.08,
-                "Shaft Length": 0.5,
-                "Shaft Radius": 0.03,
-                "Value": "Arrow",
+                "Alpha": 1, "Color": "255; 25; 0", "Head Length": 0.15, "Head Radius": 0.08, "Shaft Length": 0.5,
+                "Shaft Radius": 0.03, "Value": "Arrow",
             },
-            "Topic": _topic(sensor.topic, "Volatile", "Best Effort", 5),
-            "Value": False,
         })
     return {
         "Panels": [

@@ -41,6 +41,16 @@ WORLDS = [
 ]
 
 
+def _topics_of(world: World, plugin_class: type) -> list[str]:
+    """The topics the world's plugins of ``plugin_class`` publish on, sorted."""
+    return sorted(
+        plugin._publisher.topic_name
+        for model in world.models.values()
+        for plugin in world.plugins.plugins_of(model)
+        if isinstance(plugin, plugin_class)
+    )
+
+
 def displays(config: dict, kind: str) -> list[dict]:
     return [d for d in config["Visualization Manager"]["Displays"] if d["Class"] == f"rviz_default_plugins/{kind}"]
 
@@ -95,20 +105,10 @@ def test_a_scan_display_per_laser_on_the_topic_the_server_publishes(ros_context,
     )
     try:
         world = server.world
-        lasers = sorted(
-            plugin._publisher.topic_name
-            for model in world.models.values()
-            for plugin in world.plugins.plugins_of(model)
-            if isinstance(plugin, Laser)
-        )
+        lasers = _topics_of(world, Laser)
         scans = displays(config, "LaserScan")
         assert sorted(d["Topic"]["Value"] for d in scans) == lasers
-        cameras = sorted(
-            plugin._publisher.topic_name
-            for model in world.models.values()
-            for plugin in world.plugins.plugins_of(model)
-            if isinstance(plugin, Camera)
-        )
+        cameras = _topics_of(world, Camera)
         images = displays(config, "Image")
         assert sorted(d["Topic"]["Value"] for d in images) == cameras
         assert all(d["Topic"]["Reliability Policy"] == "Reliable" for d in images)
@@ -127,12 +127,7 @@ def test_a_scan_display_per_laser_on_the_topic_the_server_publishes(ros_context,
             if getattr(plugin, "odometry", None) is not None and plugin.odometry.publishers
         )
         assert sorted(d["Topic"]["Value"] for d in odometry) == drives
-        rangers = sorted(
-            plugin._publisher.topic_name
-            for model in world.models.values()
-            for plugin in world.plugins.plugins_of(model)
-            if isinstance(plugin, RangeSensor)
-        )
+        rangers = _topics_of(world, RangeSensor)
         ranges = displays(config, "Range")
         assert sorted(d["Topic"]["Value"] for d in ranges) == rangers
         assert all(d["Enabled"] and d["Topic"]["Reliability Policy"] == "Best Effort" for d in ranges)
