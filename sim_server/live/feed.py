@@ -138,6 +138,11 @@ class Feed:
         """The sensors fed, each with its channel."""
         return self._sensors.sources
 
+    def has_sinks(self) -> bool:
+        """Whether anybody listens to the scene (a client subscribed, a file open): the
+        benchmark (``bench/live_view.py``) waits for its client with it."""
+        return self._scene.has_sinks() or self._static_scene.has_sinks()
+
     def update(self) -> None:
         """Send the scene, the transforms, the clock and the listened sensors' newest data now
         (each only where somebody listens)."""

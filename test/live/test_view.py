@@ -390,9 +390,11 @@ def test_a_learning_vector_environment_is_watched_whole() -> None:
             client = Client(view.url)
             try:
                 client.until(lambda: {"/tf", "/scene"} <= client.topics())
+                assert not view._live.has_sinks()  # noqa: SLF001 - what the benchmark waits on
                 client.subscribe("/tf", "/scene")
                 client.until(lambda: {"/tf", "/scene"} <= set(client.messages),
                              between=lambda: envs.step(envs.action_space.sample()))
+                assert view._live.has_sinks()  # noqa: SLF001
             finally:
                 client.close()
         robots = [name for name in world.models]
