@@ -184,10 +184,48 @@ class DriveRecord:
         """(M, 2): the world velocity (m/s) of the origins of drives ``rows``, as :meth:`state`
         gives it, for many at once."""
         theta = self.poses[rows, 2]
-        cos, sin = np.cos(theta), np.sin(theta)
-        forward, lateral, turn_rate = self.forward[rows], self.lateral[rows], self.turn_rate[rows]
-        origin_x, origin_y = self.origins[rows, 0], self.origins[rows, 1]
-        return np.column_stack([
-            forward * cos - lateral * sin - turn_rate * (sin * origin_x + cos * origin_y),
-            forward * sin + lateral * cos + turn_rate * (cos * origin_x - sin * origin_y),
-        ])
+        return np.column_stack(offset_point_velocity(
+            self.forward[rows], self.lateral[rows], self.turn_rate[rows], np.cos(theta), np.sin(theta),
+            self.origins[rows, 0], self.origins[rows, 1],
+        ))
+
+
+class BatchRecords:
+    """The newest record of each group of a batch's plugins (plugins of one update rate share a
+    group), which each plugin reads only when asked (:class:`RecordSlot`): while nobody listens,
+    nothing is done per plugin and step. A record is any object with a ``serial`` attribute.
+
+    Args:
+        groups: how many groups the batch has.
+    """
+
+    def __init__(self, groups: int) -> None:
+        self.newest: list[Any] = [None] * groups
+        self.count = 0
+
+    def keep(self, record: Any, groups: Sequence[int]) -> None:
+        """Make ``record`` the newest of ``groups`` (numbering it: its ``serial``)."""
+        self.count += 1
+        record.serial = self.count
+        for group in groups:
+            self.newest[group] = record
+
+
+class RecordSlot:
+    """Where a plugin reads its measurements: row ``index`` of group ``group`` of a batch's
+    :class:`BatchRecords`."""
+
+    __slots__ = ("records", "group", "index", "seen")
+
+    def __init__(self, records: BatchRecords, group: int, index: int) -> None:
+        self.records, self.group, self.index = records, group, index
+        #: The serial of the record last read (-1: none).
+        self.seen = -1
+
+    def unread(self) -> Any:
+        """The group's newest record if the plugin has not read it yet (now it has), else None."""
+        record = self.records.newest[self.group]
+        if record is None or record.serial == self.seen:
+            return None
+        self.seen = record.serial
+        return record

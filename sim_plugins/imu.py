@@ -46,7 +46,7 @@ from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, Update
 from sim_server.core import random_streams
 from sim_server.core.compiled import jit
 from sim_server.core.random_streams import draw_normals, gather
-from sim_plugins.common import body_of, plugin_stream, read_rate
+from sim_plugins.common import BatchRecords, RecordSlot, body_of, plugin_stream, read_rate
 
 IMU_QUEUE_DEPTH = 10
 #: Indices of the measured components in the [x, y, z] noise lists: yaw (z), yaw rate (z), and
@@ -172,10 +172,8 @@ class Imu(ModelPlugin):
         self._previous: np.ndarray | None = None
         self._previous_in: tuple[Any, int] | None = None
         self._last: tuple[ImuReading, ImuReading] | None = None
-        #: The batch measuring the IMU, its group and row there (None alone), and the serial of
-        #: the batch's record last read.
-        self._slot: tuple[Any, int, int] | None = None
-        self._seen = -1
+        #: Where the batch measuring the IMU keeps its readings (None alone).
+        self._slot: RecordSlot | None = None
         node = self.context.ros_node
         if node is not None and self.enabled:
             self._setup_ros(node, broadcast_tf)
@@ -260,11 +258,9 @@ class Imu(ModelPlugin):
 
     def _latest(self) -> tuple[ImuReading, ImuReading] | None:
         """The last (truth, reading): the batch's newer record of this IMU's group, if any."""
-        if self._slot is not None:
-            batch, group, index = self._slot
-            record = batch.records[group]
-            if record is not None and record.serial != self._seen:
-                self._last, self._seen = record.readings(index), record.serial
+        record = self._slot.unread() if self._slot is not None else None
+        if record is not None:
+            self._last = record.readings(self._slot.index)
         return self._last
 
     @property
@@ -343,14 +339,14 @@ def add_noise(
 
 
 class _ImuRecord:
-    """The IMUs of a batch at one time (``serial``: the batch's count of records): their true and
-    noisy readings (N, 4: yaw, yaw rate, x and y acceleration); an IMU's :class:`ImuReading`
+    """The IMUs of a batch at one time (``serial``: its number, :class:`BatchRecords`): their true
+    and noisy readings (N, 4: yaw, yaw rate, x and y acceleration); an IMU's :class:`ImuReading`
     pair is built from it only when read."""
 
     __slots__ = ("serial", "stamp_ns", "truth", "noisy")
 
-    def __init__(self, serial: int, stamp_ns: int, truth: np.ndarray, noisy: np.ndarray) -> None:
-        self.serial, self.stamp_ns, self.truth, self.noisy = serial, stamp_ns, truth, noisy
+    def __init__(self, stamp_ns: int, truth: np.ndarray, noisy: np.ndarray) -> None:
+        self.serial, self.stamp_ns, self.truth, self.noisy = 0, stamp_ns, truth, noisy
 
     def readings(self, index: int) -> tuple[ImuReading, ImuReading]:
         """(truth, reading) of IMU ``index``."""
@@ -388,12 +384,11 @@ class _ImuBatch:
                   for walking in (False, True))
             for group in self.groups
         ]
-        self.records: list[_ImuRecord | None] = [None] * len(self.groups)
-        self.serial = 0
+        self.records = BatchRecords(len(self.groups))
         for number, group in enumerate(self.groups):
             for index, plugin in group:
                 plugin._latest()  # (what an earlier batch measured, kept)
-                plugin._slot, plugin._seen = (self, number, index), -1
+                plugin._slot = RecordSlot(self.records, number, index)
         # The noise's state, in arrays; each IMU's own are views of its row (drawing alone goes on).
         self.keys, self.counters = gather([plugin.stream for plugin in self.plugins])
         self.bias = np.array([plugin.bias for plugin in self.plugins], dtype=np.float64).reshape(-1, 3)
@@ -426,13 +421,11 @@ class _ImuBatch:
                 rows = [tuple(np.concatenate([group_rows[kind] for group_rows in rows]) for kind in (0, 1))]
             add_noise(truth, rows[0], self.keys, self.counters, self.bias, self.bias_time, self.walks, self.noise_std,
                       time.time_ns, noisy)
-        self.serial += 1
-        record = _ImuRecord(self.serial, time.time_ns, truth, noisy)
-        for number in due_groups:
-            self.records[number] = record
+        record = _ImuRecord(time.time_ns, truth, noisy)
+        self.records.keep(record, due_groups)
         if self.listened is not None and self.listened():
             for number in due_groups:
                 for index, plugin in self.groups[number]:
                     if plugin._publishers and plugin._listened():
                         plugin._publish(*record.readings(index))
-                        plugin._seen = record.serial
+                        plugin._slot.seen = record.serial

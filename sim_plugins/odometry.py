@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from sim_server.core import random_streams
-from sim_server.core.geometry import Pose2D
+from sim_server.core.geometry import Pose2D, to_body_frame
 from sim_server.core.motion import drive_kernels
 from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import PluginContext, UpdateTimer, YamlReader
-from sim_plugins.common import read_rate
+from sim_plugins.common import RecordSlot, read_rate
 from sim_plugins import odometry_noise
 from sim_plugins.odometry_noise import OdometryNoise
 
@@ -102,11 +102,8 @@ class OdometryPublisher:
         self._noted: tuple[int, float, float, float, float, float, float] | None = None
         #: Or a body of a batch's record, not built yet (see :meth:`defer`).
         self._deferred: tuple[Any, int] | None = None
-        #: Or the batch measuring this odometry, its group and row there: the group's newest
-        #: record (``records[group]``, numbered by ``serial``) is this odometry's, when newer
-        #: than the serial last read (:meth:`attach`).
-        self._slot: tuple[Any, int, int] | None = None
-        self._seen = -1
+        #: Or where the batch measuring this odometry keeps its records (:meth:`attach`).
+        self._slot: RecordSlot | None = None
         self._publishers = None
         #: Whether anybody subscribes to either topic (None without ROS).
         self._anyone = None
@@ -146,11 +143,9 @@ class OdometryPublisher:
         return None if last is None else last[1]
 
     def _latest(self) -> tuple[OdometryState, OdometryState] | None:
-        if self._slot is not None:
-            batch, group, index = self._slot
-            record = batch.records[group]
-            if record is not None and record.serial != self._seen:
-                self._last, self._seen = self.from_record(record, index), record.serial
+        record = self._slot.unread() if self._slot is not None else None
+        if record is not None:
+            self._last = self.from_record(record, self._slot.index)
         if self._deferred is not None:
             record, index = self._deferred
             self._deferred = None
@@ -171,12 +166,11 @@ class OdometryPublisher:
             self._noted, self._deferred = (stamp_ns, x, y, theta, world_vx, world_vy, wz), None
 
     def defer(self, record: Any, index: int) -> None:
-        """:meth:`note` of body ``index`` of a batch's ``record`` (with ``stamp_ns``,
-        ``state(index)``: x, y, theta, world vx, vy, wz, and ``noisy``: None, or (N, 6) the noisy
-        odometry of each noisy body, drawn by the batch): nothing is done per body until
-        :attr:`last_truth` or :attr:`last_odometry` is read."""
-        if self.noisy and getattr(record, "noisy", None) is None:
-            raise ValueError("noisy odometry draws its noise when measured: note() it, or defer a record with it")
+        """:meth:`note` of body ``index`` of a batch's ``record`` (with ``stamp_ns`` and
+        ``state(index)``: x, y, theta, world vx, vy, wz), without noise: nothing is done per
+        body until :attr:`last_truth` or :attr:`last_odometry` is read."""
+        if self.noisy:
+            raise ValueError("noisy odometry draws its noise when measured: note() it instead")
         self._deferred, self._noted = (record, index), None
 
     def from_record(self, record: Any, index: int) -> tuple[OdometryState, OdometryState]:
@@ -193,8 +187,7 @@ class OdometryPublisher:
         rad) with ``twist_in_local_frame``, else in the world frame."""
         if not self.twist_in_local_frame:
             return world_vx, world_vy
-        cos_t, sin_t = math.cos(theta), math.sin(theta)
-        return cos_t * world_vx + sin_t * world_vy, -sin_t * world_vx + cos_t * world_vy
+        return to_body_frame(world_vx, world_vy, math.cos(theta), math.sin(theta))
 
     def _truth(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> OdometryState:
         return OdometryState(stamp_ns, pose, *self.reported_twist(pose.theta, world_vx, world_vy), wz)
@@ -223,15 +216,17 @@ class OdometryPublisher:
 
     def keep(self, truth: OdometryState, noisy: OdometryState, serial: int = -1) -> None:
         """Keep a measurement made elsewhere (:meth:`from_record`; of the batch record
-        ``serial``) as the last."""
+        ``serial``, read now) as the last."""
         self._noted = self._deferred = None
-        self._last, self._seen = (truth, noisy), serial
+        self._last = (truth, noisy)
+        if self._slot is not None:
+            self._slot.seen = serial
 
-    def attach(self, batch: Any, group: int, index: int) -> None:
-        """Be measured by ``batch`` (with ``records``, see :attr:`_slot`) as row ``index`` of its
-        odometry group ``group``; what an earlier batch measured is kept."""
+    def attach(self, slot: RecordSlot) -> None:
+        """Be measured by a batch, reading its records at ``slot``; what an earlier batch
+        measured is kept."""
         self._latest()
-        self._slot, self._seen = (batch, group, index), -1
+        self._slot = slot
 
     def _placements(self) -> int:
         """The model's placements by hand (see :class:`~sim_plugins.odometry_noise.OdometryNoise`)."""

@@ -92,13 +92,12 @@ class OdometryNoise:
         """The noisy odometry of one measurement (``truth``: (6,) x, y, yaw, vx, vy, wz) and
         ``extra`` more numbers drawn after the odometry's for the caller (a twist's noise).
         ``placements``: the model's :attr:`~sim_server.core.physics.model.Model.placements`."""
-        draws = np.empty((1, self.draws + extra))
-        draw_normals(self.stream.keys, self.stream.counters, _ONE_ROW, draws)
-        out = np.empty((1, 6))
-        _odometry_errors(truth.reshape(1, 6), _ONE_ROW, draws, self.white_std.reshape(1, 6), self.drift.reshape(1, 4),
-                         self.estimate, self.last_truth, self.started, self.placements,
-                         np.array([placements], dtype=np.int64), out)
-        return out[0], draws[0, self.draws:]
+        out, more = _apply(
+            self.stream.keys, self.stream.counters, _ONE_ROW, self.draws, extra, truth.reshape(1, 6),
+            self.white_std.reshape(1, 6), self.drift.reshape(1, 4), self.estimate, self.last_truth, self.started,
+            self.placements, np.array([placements], dtype=np.int64),
+        )
+        return out[0], more[0]
 
 
 _ONE_ROW = np.zeros(1, dtype=np.int64)
@@ -145,6 +144,21 @@ def _odometry_errors(truth, rows, draws, white_std, drift, estimate, last_truth,
             out[j, k] = truth[j, k] + draws[j, k] * white_std[i, k]
 
 
+def _apply(
+    keys: np.ndarray, counters: np.ndarray, rows: np.ndarray, count: int, extra: int, truth: np.ndarray,
+    white_std: np.ndarray, drift: np.ndarray, estimate: np.ndarray, last_truth: np.ndarray, started: np.ndarray,
+    placements_seen: np.ndarray, placements_now: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``count + extra`` numbers for each of ``rows`` and compute their noisy odometry (M, 6)
+    from ``truth`` (M, 6); returns it and the ``extra`` numbers (M, extra)."""
+    draws = np.empty((len(rows), count + extra))
+    draw_normals(keys, counters, rows, draws)
+    out = np.empty((len(rows), 6))
+    _odometry_errors(truth, rows, draws, white_std, drift, estimate, last_truth, started, placements_seen,
+                     placements_now, out)
+    return out, draws[:, count:]
+
+
 class OdometryNoiseBatch:
     """The odometry errors of a batch of drives, in arrays; each drive's own are views of its row,
     so a drive measured alone or in the batch goes on with the same stream and drift.
@@ -171,12 +185,8 @@ class OdometryNoiseBatch:
         """The noisy odometry (M, 6) of drives ``rows`` (all drawing ``draws_per_row`` numbers,
         and ``extra`` more for the caller, returned (M, extra)) measured at ``truth`` (M, 6: x, y,
         yaw, vx, vy, wz) with their models' ``placements`` (M,)."""
-        draws = np.empty((len(rows), draws_per_row + extra))
-        draw_normals(self.keys, self.counters, rows, draws)
-        out = np.empty((len(rows), 6))
-        _odometry_errors(truth, rows, draws, self.white_std, self.drift, self.estimate, self.last_truth, self.started,
-                         self.placements, placements, out)
-        return out, draws[:, draws_per_row:]
+        return _apply(self.keys, self.counters, rows, draws_per_row, extra, truth, self.white_std, self.drift,
+                      self.estimate, self.last_truth, self.started, self.placements, placements)
 
 
 def warm_up() -> None:

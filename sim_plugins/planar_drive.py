@@ -23,9 +23,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from sim_server.core.geometry import to_body_frame
 from sim_server.core.physics.model import Model
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
-from sim_plugins.common import DriveBatch, DriveRecord, body_of
+from sim_plugins.common import BatchRecords, DriveBatch, DriveRecord, RecordSlot, body_of
 from sim_plugins.odometry import OdometryPublisher, odometry_transform, prepare_drive
 from sim_plugins.odometry_noise import OdometryNoiseBatch
 from sim_plugins.velocity_command import VelocityCommand
@@ -66,11 +67,6 @@ class PlanarDrive(ModelPlugin):
         self._state = np.array([self.initial_state()], dtype=np.float64)
         self._row = 0
         self._alone = PluginBatch([self])
-        self._topics_listened = None
-        if self.odometry.publishers:
-            from sim_server.ros.subscriber_check import SubscriberCheck
-
-            self._topics_listened = SubscriberCheck(*self.odometry.publishers)
 
     # ------------------------------------------------------------ what a subclass gives
     def read_drive(self, config: YamlReader) -> None:
@@ -173,13 +169,11 @@ class PlanarDriveBatch(DriveBatch):
         self.local_twist = np.array([plugin.odometry.twist_in_local_frame for plugin in self.plugins], dtype=bool)
         self.placements = np.zeros(len(self.plugins), dtype=np.int64)
         self.placements_read = -1
-        #: Per odometry group, its newest record, which its drives' odometry reads when asked
-        #: (nothing is done per drive while nobody listens), and the records made.
-        self.records: list[DriveRecord | None] = [None] * len(self._odometry_groups)
-        self.serial = 0
+        #: Per odometry group, its newest record, which its drives' odometry reads when asked.
+        self.records = BatchRecords(len(self._odometry_groups))
         for number, group in enumerate(self._odometry_groups):
             for index, plugin in group:
-                plugin.odometry.attach(self, number, index)
+                plugin.odometry.attach(RecordSlot(self.records, number, index))
         self.commands = np.zeros((len(self.plugins), len(self.plugins[0].command_row()) if self.plugins else 0))
         #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).
         self.commands_read = -1
@@ -188,7 +182,7 @@ class PlanarDriveBatch(DriveBatch):
         #: A TF broadcaster of the drives (None without ROS or when none sends TF).
         self.tf = next((plugin.odom_tf for plugin in self.plugins if plugin.odom_tf is not None), None)
         self.topics_listened: Any = None
-        topics = [topic for plugin in self.plugins if plugin._topics_listened for topic in plugin._topics_listened.publishers]
+        topics = [topic for plugin in self.plugins for topic in plugin.odometry.publishers]
         if topics:
             from sim_server.ros.subscriber_check import SubscriberCheck
 
@@ -207,12 +201,9 @@ class PlanarDriveBatch(DriveBatch):
         if not due_groups:
             return
         record = self.record(time.time_ns)
-        self.serial += 1
-        record.serial = self.serial
         if self.noise is not None:
             self._draw_noise(record, due_groups)
-        for number in due_groups:  # what each drive's odometry reads when asked
-            self.records[number] = record
+        self.records.keep(record, due_groups)  # what each drive's odometry reads when asked
         tf_listened = self.tf is not None and self.tf.listened  # asked once for all
         if tf_listened or (self.topics_listened is not None and self.topics_listened()):
             for number in due_groups:
@@ -235,9 +226,9 @@ class PlanarDriveBatch(DriveBatch):
             rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
             velocities = record.world_velocities(rows)
             theta = record.poses[rows, 2]
-            cos, sin = np.cos(theta), np.sin(theta)
             local = self.local_twist[rows]
-            vx = np.where(local, cos * velocities[:, 0] + sin * velocities[:, 1], velocities[:, 0])
-            vy = np.where(local, -sin * velocities[:, 0] + cos * velocities[:, 1], velocities[:, 1])
+            body_vx, body_vy = to_body_frame(velocities[:, 0], velocities[:, 1], np.cos(theta), np.sin(theta))
+            vx = np.where(local, body_vx, velocities[:, 0])
+            vy = np.where(local, body_vy, velocities[:, 1])
             truth = np.column_stack([record.poses[rows], vx, vy, record.turn_rate[rows]])
             record.noisy[rows] = self.noise.apply(rows, count, truth, self.placements[rows])[0]

@@ -17,7 +17,6 @@ little). In-process: :attr:`RangeSensor.last_range` and :attr:`RangeSensor.last_
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -25,7 +24,7 @@ from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scan_block, scene_of
-from sim_plugins.common import body_of, plugin_rng, read_layer_bits, read_rate
+from sim_plugins.common import BatchRecords, RecordSlot, body_of, plugin_rng, read_layer_bits, read_rate
 
 DEFAULT_RANGE_RATE = 10.0
 #: Most rays of one ranger.
@@ -74,10 +73,8 @@ class RangeSensor(ModelPlugin):
         self.body_frame_id = self.context.frame(body_name)
         self.topic_name = self.context.topic(topic)
         self._last: tuple[float | None, int] = (None, -1)
-        #: The batch that casts this ranger, its group and row there: the group's newest
-        #: readings are this ranger's, when newer than those last read (serial).
-        self._slot: tuple[Any, int, int] | None = None
-        self._seen = -1
+        #: Where the batch casting this ranger keeps its readings (None alone).
+        self._slot: RecordSlot | None = None
         self._publisher = None
         self._tf = None
         node = self.context.ros_node
@@ -120,13 +117,9 @@ class RangeSensor(ModelPlugin):
         return self._latest()[1]
 
     def _latest(self) -> tuple[float | None, int]:
-        if self._slot is not None:
-            batch, group, index = self._slot
-            readings = batch.readings[group]
-            if readings is not None and readings.serial != self._seen:
-                if readings.cast is None or readings.cast[index]:
-                    self._last = (float(readings.ranges[index]), readings.stamp_ns)
-                self._seen = readings.serial
+        readings = self._slot.unread() if self._slot is not None else None
+        if readings is not None and (readings.cast is None or readings.cast[self._slot.index]):
+            self._last = (float(readings.ranges[self._slot.index]), readings.stamp_ns)
         return self._last
 
     def before_physics_step(self, time: TimeKeeper) -> None:
@@ -181,13 +174,13 @@ def _nearest(rangers: "list[RangeSensor]", time: TimeKeeper, minimum: np.ndarray
 
 
 class _Readings:
-    """The readings (m) of a group's rangers cast at one time (``serial``: the batch's count);
-    ``cast``: which were (None: all)."""
+    """The readings (m) of a group's rangers cast at one time (``serial``: its number,
+    :class:`BatchRecords`); ``cast``: which were (None: all)."""
 
     __slots__ = ("serial", "stamp_ns", "ranges", "cast")
 
-    def __init__(self, serial: int, stamp_ns: int, ranges: np.ndarray, cast: np.ndarray | None) -> None:
-        self.serial, self.stamp_ns, self.ranges, self.cast = serial, stamp_ns, ranges, cast
+    def __init__(self, stamp_ns: int, ranges: np.ndarray, cast: np.ndarray | None) -> None:
+        self.serial, self.stamp_ns, self.ranges, self.cast = 0, stamp_ns, ranges, cast
 
 
 class _RangerBatch:
@@ -199,14 +192,15 @@ class _RangerBatch:
         for plugin in plugins:
             groups.setdefault(plugin.timer.period_ns, []).append(plugin)
         self.groups = list(groups.values())
-        self.readings: list[_Readings | None] = [None] * len(self.groups)
-        self.serial = 0
+        self.records = BatchRecords(len(self.groups))
         for number, group in enumerate(self.groups):
             for index, plugin in enumerate(group):
                 plugin._latest()  # (what an earlier batch cast, kept)
-                plugin._slot, plugin._seen = (self, number, index), -1
+                plugin._slot = RecordSlot(self.records, number, index)
         #: Whether all of a group's rangers always cast (in-process, or always_publish).
         self.always = [all(plugin._publisher is None or plugin.always_publish for plugin in group) for group in self.groups]
+        #: Whether any of a group's rangers publishes (runs on ROS).
+        self.publishing = [any(plugin._publisher is not None for plugin in group) for group in self.groups]
         self.minimums = [np.array([plugin.range_min for plugin in group]) for group in self.groups]
 
     def step(self, time: TimeKeeper) -> None:
@@ -226,9 +220,8 @@ class _RangerBatch:
                 full = np.full(len(group), math.nan)
                 full[cast] = ranges
                 ranges = full
-            self.serial += 1
-            self.readings[number] = _Readings(self.serial, time.time_ns, ranges, cast)
-            if not self.always[number] or any(plugin._publisher is not None for plugin in rangers):
+            self.records.keep(_Readings(time.time_ns, ranges, cast), (number,))
+            if self.publishing[number]:
                 for plugin in rangers:
                     plugin._latest()
                     plugin._publish()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 from dataclasses import dataclass
 
 
@@ -41,6 +42,12 @@ class Pose2D:
 def normalize_angle(angle: float) -> float:
     """Wrap ``angle`` (radians) into [-pi, pi)."""
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def to_body_frame(vx: Any, vy: Any, cos_t: Any, sin_t: Any) -> tuple[Any, Any]:
+    """A world-frame vector (``vx``, ``vy``; a velocity in m/s, say) in the frame of a body whose
+    heading has cosine ``cos_t`` and sine ``sin_t``; floats or NumPy arrays alike."""
+    return cos_t * vx + sin_t * vy, -sin_t * vx + cos_t * vy
 
 
 def offset_point_velocity(
