@@ -34,7 +34,7 @@ from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT
 from sim_server.live.log import MCAP_SUFFIX, LogError, record_mcap
 from sim_server.live.view import RECORD_ENCODINGS
 from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record
-from sim_server.core.limits import STEP_SIZE
+from sim_server.core.limits import SEED, STEP_SIZE
 from sim_server.rendering.renderer import MAX_PIXELS_SIDE, MIN_VIEW_SIZE, View
 
 #: The field (m) of a view that follows a model, when not given.
@@ -113,8 +113,8 @@ def check_args(args: argparse.Namespace) -> None:
     for option, sides in (("--view", (args.view or [0, 0, MIN_VIEW_SIZE, MIN_VIEW_SIZE])[2:]), ("--field", args.field or [])):
         if any(side < MIN_VIEW_SIZE for side in sides):
             raise UsageError(f"{option} needs sides of at least {MIN_VIEW_SIZE:g} m, got {sides[0]:g} x {sides[1]:g}")
-    if args.seed is not None and not 0 <= args.seed < 2**63:
-        raise UsageError(f"--seed must be a whole number from 0 to 2**63 - 1, got {args.seed}")
+    if args.seed is not None and not SEED.contains(args.seed):
+        raise UsageError(f"--seed must be a whole number from 0 to {int(SEED.high)}, got {args.seed}")
 
 
 def _is_number(text: str | float) -> bool:

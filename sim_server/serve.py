@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from sim_server.core.errors import SimError, one_line
-from sim_server.core.limits import STEP_SIZE
+from sim_server.core.limits import SEED, STEP_SIZE
 from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT
 from sim_server.live.view import RECORD_ENCODINGS
 
@@ -57,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.step_size is not None and not STEP_SIZE.contains(args.step_size):
         print(f"{PROG}: error: --step-size must be {STEP_SIZE.describe()}, got {args.step_size}", file=sys.stderr)
         return 2
-    if args.seed is not None and not 0 <= args.seed < 2**63:
-        print(f"{PROG}: error: --seed must be a whole number from 0 to 2**63 - 1, got {args.seed}", file=sys.stderr)
+    if args.seed is not None and not SEED.contains(args.seed):
+        print(f"{PROG}: error: --seed must be a whole number from 0 to {int(SEED.high)}, got {args.seed}", file=sys.stderr)
         return 2
     received: list[int] = []
     previous = {number: signal.signal(number, lambda number, frame: received.append(number))

@@ -12,6 +12,7 @@ A :class:`Range` checks a value and words the error; callers add the file, entry
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from sim_server.core.errors import ConfigError
@@ -34,8 +35,9 @@ class Range:
     open_low: bool = False
 
     def contains(self, value: float) -> bool:
-        """Whether ``value`` is finite and inside the range."""
-        if not math.isfinite(value):
+        """Whether ``value`` is finite and inside the range (an integer of any size compared
+        exactly)."""
+        if not isinstance(value, int) and not math.isfinite(value):
             return False
         above_low = value > self.low if self.open_low else value >= self.low
         return above_low and value <= self.high
@@ -50,10 +52,9 @@ class Range:
         """Return ``value`` as a float, or raise :class:`ConfigError` naming ``what``."""
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{what} must be {self.describe()}, got {value!r}")
-        number = float(value)
-        if not self.contains(number):
-            raise ConfigError(f"{what} must be {self.describe()}, got {value!r}")
-        return number
+        if not self.contains(value):
+            raise ConfigError(f"{what} must be {self.describe()}, got {value!r:.60}")
+        return float(value)
 
 
 # ------------------------------------------------------------------------------------ numbers
@@ -126,8 +127,23 @@ MAX_STEPS_PER_REQUEST = 10_000_000
 #: (not with layers): every pair is a contact Box2D handles on every step, and a pile of a
 #: thousand robots in one place made one step take a minute.
 MAX_OVERLAPPING_FOOTPRINTS = 256
-#: Seeds of the noise sources (ROS integer parameters are int64; numpy takes them >= 0).
-SEED = Range(-1, 2**63 - 1)
+#: Seeds of the noise sources and crowds, wherever one is given (a file, an option, an argument):
+#: numpy's generators take them >= 0, ROS integer parameters are int64. No seed at all
+#: (None; the ROS parameter's -1) makes a run nondeterministic.
+SEED = Range(0, 2**63 - 1)
+
+
+def checked_seed(seed: object, what: str = "seed") -> int | None:
+    """``seed`` as an int within :data:`SEED` (None stays None: a nondeterministic run), or
+    ValueError naming ``what``: for seeds given to functions (an in-process world, an
+    environment's reset)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not SEED.contains(int(seed)):
+        raise ValueError(f"{what} must be None or a whole number from 0 to {int(SEED.high)}, got {seed!r:.100}")
+    return int(seed)
+
+
 #: TCP ports (0: any free one).
 PORT = Range(0, 65535)
 #: Bytes of one MCAP file of a recording before the next begins (1 MiB to 1 TiB).

@@ -92,7 +92,7 @@ class World:
         self.preprocessor = preprocessor or YamlPreprocessor()
         self.ros_node = ros_node
         #: Seed of every noise source (None: nondeterministic); set before models are added.
-        self.seed: int | None = seed
+        self.seed: int | None = limits.checked_seed(seed)
         self.time = TimeKeeper(step_size)
         self.physics = b2.world(gravity=(0.0, 0.0), doSleep=True)
         self.collision_filter = CollisionFilterRegistry()
@@ -237,7 +237,7 @@ class World:
             for index in range(len(offsets)):
                 if spec.seed is not None:
                     seeds.append([spec.seed, index])
-                elif self.seed is not None and self.seed >= 0:
+                elif self.seed is not None:
                     seeds.append([self.seed, number, index])
                 else:
                     seeds.append(None)

@@ -39,6 +39,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from sim_server.core import limits
 from sim_server.learning.fleet import NavigationFleet
 from sim_server.learning.pictures import RENDER_MODES, FleetPictures, check_render_mode
 from sim_server.learning.task import DEFAULT_WORLD, NavigationTask
@@ -86,12 +87,8 @@ def checked_actions(actions: Any, count: int, size: int = 2) -> np.ndarray:
 
 
 def checked_seed(seed: Any, what: str = "seed") -> int | None:
-    """``seed`` as an int (None stays None), or ValueError: a whole number >= 0."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{what} must be None or a whole number >= 0, got {seed!r:.100}")
-    return int(seed)
+    """``seed`` as an int (None stays None), or ValueError (:func:`sim_server.core.limits.checked_seed`)."""
+    return limits.checked_seed(seed, what)
 
 
 def checked_options(options: Any) -> dict:

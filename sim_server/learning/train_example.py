@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from sim_server.core import limits
 from sim_server.learning.vector_env import NavigationVectorEnv
 
 
@@ -87,8 +88,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                                    ("--horizon", args.horizon, 1, 100_000)):
         if not low <= value <= high:
             parser.error(f"{name} must be from {low} to {high}, got {value}")
-    if args.seed < 0:
-        parser.error(f"--seed must be >= 0, got {args.seed}")
+    if not limits.SEED.contains(args.seed):
+        parser.error(f"--seed must be a whole number from 0 to {int(limits.SEED.high)}, got {args.seed}")
     for name, value in (("--sigma", args.sigma), ("--learning-rate", args.learning_rate)):
         if not 0.0 < value <= 10.0:
             parser.error(f"{name} must be > 0 and <= 10, got {value:g}")

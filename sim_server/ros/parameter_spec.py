@@ -22,6 +22,8 @@ DEFAULT_CLOCK_PUB_RATE = 1000.0
 #: 14.6 pixels per metre, the 65.5 m office in a 1400 x 900 window), where 0.05 m was 0.7 pixels
 #: and broke up. sim_server.ros.rviz_config.line_width_for(scale) gives the width for other views.
 DEFAULT_MARKER_LINE_WIDTH = 0.1
+#: The ``seed`` parameter's value for no seed (ROS parameters have no None): a nondeterministic run.
+NO_SEED = -1
 
 
 @dataclass(frozen=True)
@@ -104,10 +106,10 @@ SERVER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "seed",
         int,
-        -1,
-        "Seed of every noise source (odometry, laser, plugins); -1 for a nondeterministic run.",
-        ">= -1",
-        limits.SEED,
+        NO_SEED,
+        "Seed of every noise source (odometry, laser, plugins) and of the crowds; -1 for a nondeterministic run.",
+        ">= 0, or -1 for none",
+        Range(NO_SEED, limits.SEED.high),
     ),
     ParameterSpec(
         "start_paused", bool, False, "Start with the world paused (then advance it with step_world or resume)."

@@ -15,7 +15,7 @@ from rclpy.node import Node
 
 from sim_server.core import limits
 from sim_server.core.errors import ConfigError
-from sim_server.ros.parameter_spec import PARAMETERS_BY_NAME, SERVER_PARAMETERS, ParameterSpec
+from sim_server.ros.parameter_spec import NO_SEED, PARAMETERS_BY_NAME, SERVER_PARAMETERS, ParameterSpec
 
 _PARAMETER_TYPES = {
     str: ParameterType.PARAMETER_STRING,
@@ -167,6 +167,10 @@ def _integer(node: Node, name: str, hint: str = "") -> int:
 
 def _seed(node: Node) -> int | None:
     value = node.get_parameter("seed").value
+    if isinstance(value, int) and not isinstance(value, bool) and value == NO_SEED:
+        return None
     if isinstance(value, bool) or not isinstance(value, int) or not limits.SEED.contains(value):
-        raise ConfigError(f'parameter "seed" must be an integer >= 0, or -1 for none, got {value!r}')
-    return None if value == -1 else value
+        raise ConfigError(
+            f'parameter "seed" must be a whole number from 0 to {int(limits.SEED.high)}, or {NO_SEED} for none, got {value!r}'
+        )
+    return value

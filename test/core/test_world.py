@@ -282,3 +282,20 @@ def test_the_world_fulfils_the_protocols_its_parts_name(world: World, protocol: 
         else:
             wanted = list(inspect.signature(declared).parameters)[1:]
             assert list(inspect.signature(getattr(world, member)).parameters) == wanted, f"{name}.{member}"
+
+
+@pytest.mark.parametrize("seed", [-1, -(2**70), 2**63, 1.5, True, "7", [1]])
+def test_a_seed_numpy_cannot_take_is_refused_in_one_line(seed) -> None:
+    with pytest.raises(ValueError, match=r"seed must be None or a whole number from 0 to 9223372036854775807, got "):
+        World.from_file(SIMPLE / "world.yaml", seed=seed)
+
+
+@pytest.mark.parametrize("seed", [None, 0, 2**63 - 1])
+def test_every_seed_in_range_seeds_the_world(seed) -> None:
+    import numpy as np
+
+    for given in (seed, None if seed is None else np.int64(seed)):
+        world = World.from_file(SIMPLE / "world.yaml", seed=given)
+        assert world.seed == seed and (seed is None or type(world.seed) is int)
+        world.step(3)
+        world.close()
