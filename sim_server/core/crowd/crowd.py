@@ -41,7 +41,7 @@ from sim_server.core.crowd.people import (
     IDLE, REGION_GOALS, STANDING_STATE, WAITING_STATE, WALKING_STATE, WAYPOINTS, CrowdState, Pedestrian, People,
     arrivals, waits_over,
 )
-from sim_server.core.crowd.places import IN_WALL, OPEN, Places
+from sim_server.core.crowd.places import IN_WALL, Places
 from sim_server.core.crowd.social_force import neighbour_grids, social_force_step
 from sim_server.core.crowd.touch import REACH_HYSTERESIS, REACH_SLACK, reach_of, within_reach
 from sim_server.core.crowd.walls import WallIndex
@@ -195,11 +195,12 @@ class Crowd:
         for spawner, state in zip(self.spec.spawners, self._spawners[copy]):
             state.next_arrival = float(rng.exponential(1.0 / spawner.rate))
         for index, entry in enumerate(self.spec.agents):
-            placed = self.places.find(entry.start, entry.count, self._local_of_copy(copy), rng)
+            placed = self.places.find(entry.start, entry.count, self._local_of_copy(copy), rng, self.places.starts[index])
             if placed is None:
                 raise ConfigError(
                     f"{entry.location}: key \"start\": no room for {entry.count} pedestrians of radius "
                     f"{self.spec.radius:g} m there without overlapping walls or each other"
+                    + ("" if entry.start.point is not None else " where the route can be reached from")
                 )
             group = -1
             if entry.group and entry.count > 1:
@@ -397,7 +398,8 @@ class Crowd:
                             or self.host.pedestrian_count() + spawner.size > limits.MAX_PEDESTRIANS):
                         state.next_arrival = now + self.dt  # full: try again next update
                         break
-                    placed = self.places.find(spawner.at, spawner.size, self._local_of_copy(copy), self.rngs[copy])
+                    placed = self.places.find(spawner.at, spawner.size, self._local_of_copy(copy), self.rngs[copy],
+                                              self.places.starts[len(self.spec.agents) + index])
                     if placed is None:
                         state.next_arrival = now + self.dt  # the door is crowded
                         break
@@ -627,7 +629,7 @@ class Crowd:
             label = self.places.label(gx - ox, gy - oy)
             if label == IN_WALL:
                 raise RequestError(f"goal {index} ({gx:g}, {gy:g}) lies within {self.spec.radius:g} m of a wall")
-            if OPEN not in (label, start) and label != start:
+            if label != start:
                 raise RequestError(f"goal {index} ({gx:g}, {gy:g}) cannot be reached from ({x:g}, {y:g}): walls close it off")
         route = Route(tuple((gx - ox, gy - oy) for gx, gy in points), None, True)
         row = self._add_person(self._route_index(route), (x - ox, y - oy), (chosen, chosen), -1, False, 0.0, copy, name,
@@ -681,8 +683,12 @@ class Crowd:
         """Put the person at ``row`` at (x, y) (m, world frame) facing ``heading`` (rad), moving
         at (vx, vy) m/s until the next crowd update; RequestError where a body cannot stand there."""
         ox, oy = self.offsets[int(self.people.copy[row])]
-        if self.places.label(x - ox, y - oy) == IN_WALL:
+        label = self.places.label(x - ox, y - oy)
+        if label == IN_WALL:
             raise RequestError(f"({x:g}, {y:g}) lies within {self.spec.radius:g} m of a wall: a pedestrian cannot stand there")
+        starts = self.places.route_starts(self._routes[self.people.route[row]])
+        if starts is not None and label not in starts:
+            raise RequestError(f"from ({x:g}, {y:g}) the pedestrian's goals cannot be reached: walls close them off")
         people = self.people
         body = people.bodies[row]
         body.transform = ((x, y), 0.0)

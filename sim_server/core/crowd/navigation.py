@@ -3,8 +3,10 @@
 A :class:`WalkingGrid` rasterises the walls a crowd walks among (every piece of its layers, the
 streamed ones too) into square cells: a cell is blocked where a body of the crowd's radius, centred
 there, would touch a wall. Its free cells are labelled by connected region, so that a goal out of
-reach (another room with no door, inside a closed wall) is found as the world loads, not by people
-walking into walls for ever.
+reach (another room with no door, inside a closed wall, beyond the outer walls of a building) is
+found as the world loads, not by people walking into walls for ever. The grid reaches far enough
+beyond the walls that its edge is free all round: the open space beyond is one region with the
+cells along the edge (:attr:`WalkingGrid.outside`).
 
 A distance field holds, for every free cell, the length (m) of the shortest 8-connected path to
 one goal (Dijkstra's algorithm; no diagonal step squeezes between two blocked cells), steps near
@@ -33,7 +35,8 @@ from sim_server.core.compiled import jit, typed
 
 LOGGER = logging.getLogger("sim_server")
 
-#: Free space (m) around the walls' extent that the grid covers.
+#: Free space (m) around the walls' extent that the grid covers (at least a body's radius and a
+#: cell more).
 GRID_MARGIN = 2.0
 #: How far (m) a pedestrian looks ahead along the field when the way bends (at least 3 cells).
 LOOKAHEAD = 1.0
@@ -182,7 +185,9 @@ def walking_directions(
 ):  # pragma: no cover - compiled
     """For each pedestrian, the unit direction to walk in and the straight distance (m) to its
     goal. ``field_ids[i]`` is the index in ``fields`` of the distance field of agent i's goal, or
-    -1 (walk straight: no walls, or no field). Outside the grid, straight."""
+    -1 (walk straight: no walls, or no field). Outside the grid, straight. A goal beyond the grid
+    has the field of the edge cell nearest to it: inside the grid people walk to that cell (round
+    the walls), from there straight on."""
     for i in range(positions.shape[0]):
         px, py = positions[i, 0], positions[i, 1]
         gx, gy = goals[i, 0] - px, goals[i, 1] - py
@@ -198,13 +203,20 @@ def walking_directions(
         if f >= 0 and 0 <= ix < nx and 0 <= iy < ny:
             field = fields[f]
             here = field[iy, ix]
-            # the goal's cell, for the octile distance between cell centres
+            # the goal's cell (the nearest edge cell for a goal beyond the grid), for the octile
+            # distance between cell centres
             goal_ix = int(math.floor((goals[i, 0] - x0) / cell))
             goal_iy = int(math.floor((goals[i, 1] - y0) / cell))
+            beyond = not (0 <= goal_ix < nx and 0 <= goal_iy < ny)
+            goal_ix, goal_iy = min(max(goal_ix, 0), nx - 1), min(max(goal_iy, 0), ny - 1)
             ax, ay = abs(goal_ix - ix), abs(goal_iy - iy)
             octile = cell * (max(ax, ay) + (math.sqrt(2.0) - 1.0) * min(ax, ay))
             straight = here <= octile * (1.0 + STRAIGHT_RELATIVE) + STRAIGHT_ABSOLUTE
-            if not straight:
+            if straight and beyond and (ax > 0 or ay > 0):
+                # straight to the edge cell, not to the goal: the way beyond it may cross walls
+                tx = x0 + (goal_ix + 0.5) * cell
+                ty = y0 + (goal_iy + 0.5) * cell
+            elif not straight:
                 # down the field a few cells (from the best neighbour where this cell is blocked)
                 cx, cy = ix, iy
                 best = here
@@ -246,13 +258,19 @@ class WalkingGrid:
     def __init__(self, segments: np.ndarray, radius: float, cell: float) -> None:
         segments = typed(np.asarray(segments, dtype=np.float64).reshape(-1, 4), np.float64)
         if len(segments):
-            low = np.minimum(segments[:, 0:2], segments[:, 2:4]).min(axis=0) - GRID_MARGIN
-            high = np.maximum(segments[:, 0:2], segments[:, 2:4]).max(axis=0) + GRID_MARGIN
+            box_low = np.minimum(segments[:, 0:2], segments[:, 2:4]).min(axis=0)
+            box_high = np.maximum(segments[:, 0:2], segments[:, 2:4]).max(axis=0)
         else:
-            low, high = np.zeros(2), np.full(2, cell)
-        size = high - low
+            box_low, box_high = np.zeros(2), np.zeros(2)
         wanted = cell
-        while math.ceil(size[0] / cell) * math.ceil(size[1] / cell) > limits.MAX_NAVIGATION_CELLS:
+        while True:
+            # every edge cell's centre lies more than a radius beyond the walls' box: the edge
+            # is free all round, one region with the open space beyond
+            margin = max(GRID_MARGIN, radius + cell)
+            low, high = box_low - margin, box_high + margin
+            size = high - low
+            if math.ceil(size[0] / cell) * math.ceil(size[1] / cell) <= limits.MAX_NAVIGATION_CELLS:
+                break
             cell *= 1.25
         if cell != wanted:
             LOGGER.warning(
@@ -268,6 +286,8 @@ class WalkingGrid:
         self.clearance = _clearance(self.blocked, self.cell)
         self.labels = np.empty((self.ny, self.nx), dtype=np.int64)
         self.region_count = _label(self.blocked, self.labels)
+        #: The region of the open space beyond the grid: that of the (free) cells along its edge.
+        self.outside = int(self.labels[0, 0])
         #: Goal cell -> index in :attr:`fields` (least recently used first).
         self._field_of: OrderedDict[int, int] = OrderedDict()
         self.fields = np.empty((0, self.ny, self.nx), dtype=np.float32)
@@ -281,19 +301,25 @@ class WalkingGrid:
         return None
 
     def region_at(self, x: float, y: float) -> int:
-        """The connected region of the point's cell: -1 where a body would touch a wall, -2
-        outside the grid (open space beyond the walls)."""
+        """The connected region of the point's cell: -1 where a body would touch a wall,
+        :attr:`outside` beyond the grid (the open space beyond the walls)."""
         cell = self.cell_of(x, y)
         if cell is None:
-            return -2
+            return self.outside
         return int(self.labels[cell[1], cell[0]])
 
+    def nearest_cell(self, x: float, y: float) -> tuple[int, int]:
+        """The cell (ix, iy) holding the point (m), or the edge cell nearest to it beyond the grid."""
+        ix, iy = int(math.floor((x - self.x0) / self.cell)), int(math.floor((y - self.y0) / self.cell))
+        return min(max(ix, 0), self.nx - 1), min(max(iy, 0), self.ny - 1)
+
     def field_id(self, x: float, y: float, in_use: "Callable[[], set[int]]") -> int:
-        """The index in :attr:`fields` of the distance field to the point (m), computed now if
-        needed; -1 outside the grid or where the goal's cell is blocked. ``in_use()`` gives the
-        field indices still needed (never dropped), asked only when one must go."""
-        cell = self.cell_of(x, y)
-        if cell is None or self.blocked[cell[1], cell[0]]:
+        """The index in :attr:`fields` of the distance field to the point (m; beyond the grid,
+        to the edge cell nearest to it), computed now if needed; -1 where that cell is blocked.
+        ``in_use()`` gives the field indices still needed (never dropped), asked only when one
+        must go."""
+        cell = self.nearest_cell(x, y)
+        if self.blocked[cell[1], cell[0]]:
             return -1
         key = cell[1] * self.nx + cell[0]
         index = self._field_of.get(key)

@@ -16,28 +16,41 @@ import numpy as np
 
 from sim_server.core.crowd.navigation import WalkingGrid
 from sim_server.core.errors import ConfigError
-from sim_server.core.format.crowd_file import CrowdSpec, Place
+from sim_server.core.format.crowd_file import CrowdSpec, Place, Route
 
 #: Random tries to find a free place in a region.
 PLACE_TRIES = 50
 #: Gap between people placed together at one point, in radii.
 PLACEMENT_SPACING = 2.4
-#: The region label of a place beyond the walking grid (open space) and of one in a wall.
+#: The region label of every place of a crowd without walls (all connect) and of one in a wall.
 OPEN, IN_WALL = -2, -1
 
 
 class Places:
-    """The places of ``spec`` among the walls of ``grid`` (see the module's docstring)."""
+    """The places of ``spec`` among the walls of ``grid`` (see the module's docstring).
+
+    Attributes:
+        starts: per entry of the spec (agents, then spawners), the walking grid's regions where
+            its people may start: those from which every place of its route can be reached.
+    """
 
     def __init__(self, spec: CrowdSpec, grid: WalkingGrid | None) -> None:
         self.spec = spec
         self.grid = grid
         self._pools: dict[tuple[str, int], np.ndarray] = {}
+        self.starts: list[set[int]] = []
 
     def label(self, x: float, y: float) -> int:
         """The walking grid's connected region of (x, y) (m): :data:`IN_WALL` where a body would
-        touch a wall, :data:`OPEN` beyond the grid or without walls."""
+        touch a wall, :data:`OPEN` for every place without walls; beyond the grid, the region of
+        the open space around the walls."""
         return OPEN if self.grid is None else self.grid.region_at(x, y)
+
+    def _beyond(self, label: int) -> str:
+        """Words on where a place of region ``label`` lies, for messages."""
+        if self.grid is not None and label == self.grid.outside:
+            return "it lies outside the walls"
+        return "walls close it off"
 
     def _label_or_error(self, x: float, y: float, where: str) -> int:
         label = self.label(x, y)
@@ -58,14 +71,15 @@ class Places:
         ix1, iy1 = int(math.floor((x1 - grid.x0) / grid.cell)), int(math.floor((y1 - grid.y0) / grid.cell))
         labels = set()
         if ix0 < 0 or iy0 < 0 or ix1 >= grid.nx or iy1 >= grid.ny:
-            labels.add(OPEN)  # part of the region is open space beyond the walls
+            labels.add(grid.outside)  # part of the region is open space beyond the walls
         window = grid.labels[max(iy0, 0): max(min(iy1 + 1, grid.ny), 0), max(ix0, 0): max(min(ix1 + 1, grid.nx), 0)]
         labels.update(int(label) for label in np.unique(window) if label >= 0)
         return labels
 
     def check(self) -> None:
-        """Every start, waypoint, region and spawner place: a body fits there and every goal is
-        reachable from where its people start (ConfigError naming the entry otherwise)."""
+        """Every start, waypoint, region and spawner place: a body fits there and every place of
+        the route can be reached from where its people start (ConfigError naming the entry
+        otherwise); fills :attr:`starts`."""
         spec = self.spec
         for region in spec.regions:
             if not self.labels_of_region(region):
@@ -75,34 +89,63 @@ class Places:
                 )
         entries = [(entry.location, entry.start, entry.route, "start") for entry in spec.agents]
         entries += [(entry.location, entry.at, entry.route, "at") for entry in spec.spawners]
+        self.starts = []
         for location, place, route, key in entries:
             try:
-                if place.point is not None:
-                    starts = {self._label_or_error(*place.point, where=f'key "{key}"')}
-                else:
-                    starts = self.labels_of_region(place.region)
-                for index, waypoint in enumerate(route.waypoints):
-                    label = self._label_or_error(*waypoint, where=f'key "waypoints": waypoint {index}')
-                    if label != OPEN and OPEN not in starts and label not in starts:
-                        raise ConfigError(
-                            f'key "waypoints": waypoint {index} {list(waypoint)} cannot be reached from the start: '
-                            "walls close it off (no way wide enough for a pedestrian of radius "
-                            f"{spec.radius:g} m)"
-                        )
-                if route.goals is not None:
-                    goal_labels = self.labels_of_region(route.goals)
-                    if OPEN not in starts and OPEN not in goal_labels and not (goal_labels & starts):
-                        raise ConfigError(
-                            f'key "goals": region "{route.goals}" cannot be reached from the start: walls close it off'
-                        )
+                self.starts.append(self._route_starts(place, route, key))
             except ConfigError as exc:
                 raise ConfigError(f"{location}: {exc}") from None
 
+    def _route_starts(self, place: Place, route: Route, key: str) -> set[int]:
+        """The regions of ``place`` from which every place of ``route`` can be reached
+        (ConfigError, without the entry's location, where there are none)."""
+        if place.point is not None:
+            starts = {self._label_or_error(*place.point, where=f'key "{key}"')}
+            whence = "the start" if key == "start" else "the spawner's place"
+        else:
+            starts = self.labels_of_region(place.region)
+            whence = f'any place of region "{place.region}"'
+        reachable = set(starts)
+        for index, waypoint in enumerate(route.waypoints):
+            label = self._label_or_error(*waypoint, where=f'key "waypoints": waypoint {index}')
+            if label not in reachable:
+                source = whence if index == 0 else f"waypoint {index - 1}"
+                raise ConfigError(
+                    f'key "waypoints": waypoint {index} {list(waypoint)} cannot be reached from {source}: '
+                    f"{self._beyond(label)} (no way wide enough for a pedestrian of radius {self.spec.radius:g} m)"
+                )
+            reachable = {label}
+        if route.goals is not None:
+            goal_labels = self.labels_of_region(route.goals)
+            if not goal_labels & reachable:
+                words = self._beyond(next(iter(goal_labels))) if len(goal_labels) == 1 else "walls close it off"
+                raise ConfigError(
+                    f'key "goals": region "{route.goals}" cannot be reached from {whence}: {words} '
+                    f"(no way wide enough for a pedestrian of radius {self.spec.radius:g} m)"
+                )
+            reachable &= goal_labels
+        return starts & reachable
+
+    def route_starts(self, route: Route) -> set[int] | None:
+        """The regions from which every place of ``route`` (a run-time one, say) can be reached;
+        None for a route that goes nowhere (any place will do)."""
+        if route.idle:
+            return None
+        labels: set[int] | None = None
+        for point in route.waypoints:
+            label = self.label(*point)
+            labels = {label} - {IN_WALL} if labels is None else labels & {label}
+        if route.goals is not None:
+            goal_labels = self.labels_of_region(route.goals)
+            labels = goal_labels if labels is None else labels & goal_labels
+        return labels
+
     def find(self, place: Place, count: int, taken: Sequence[tuple[float, float]],
-             rng: np.random.Generator) -> list[tuple[float, float]] | None:
-        """``count`` free places at ``place`` (clear of walls and of the people at ``taken``):
-        around a point (rings at :data:`PLACEMENT_SPACING` radii), or drawn in a region; None
-        where they do not fit."""
+             rng: np.random.Generator, within: set[int] | None = None) -> list[tuple[float, float]] | None:
+        """``count`` free places at ``place`` (clear of walls and of the people at ``taken``, in
+        the regions ``within`` when given: those from which the route goes on): around a point
+        (rings at :data:`PLACEMENT_SPACING` radii), or drawn in a region; None where they do not
+        fit."""
         radius = self.spec.radius
         chosen: list[tuple[float, float]] = []
         limit = (2.0 * radius) ** 2
@@ -117,7 +160,8 @@ class Places:
             keep(ox, oy)
 
         def free(x: float, y: float) -> bool:
-            if self.label(x, y) == IN_WALL:
+            label = self.label(x, y)
+            if label == IN_WALL or (within is not None and label not in within):
                 return False
             cx, cy = int(math.floor(x / cell)), int(math.floor(y / cell))
             for dx in (-1, 0, 1):
@@ -173,7 +217,7 @@ class Places:
                     break
                 x, y = float(rng.uniform(x0, x1)), float(rng.uniform(y0, y1))
                 found = self.label(x, y)
-                if found == label or (label == OPEN and found != IN_WALL):
+                if found == label:
                     points.append((x, y))
             pool = self._pools[key] = np.array(points, dtype=np.float64).reshape(-1, 2)
         return pool

@@ -23,7 +23,18 @@ def test_cells_near_walls_are_blocked_and_the_rest_free() -> None:
     assert grid.region_at(5.0, 1.0) == -1  # on the wall
     assert grid.region_at(5.2, 1.0) == -1  # within 0.3 m of it
     assert grid.region_at(5.5, 1.0) >= 0
-    assert grid.region_at(-50.0, 0.0) == -2  # beyond the grid
+    assert grid.region_at(-50.0, 0.0) == grid.outside  # beyond the grid: the space round the room
+    assert grid.region_at(-0.5, 3.0) == grid.outside  # within the grid, outside the room
+    assert grid.region_at(2.0, 3.0) != grid.outside  # the room is closed
+
+
+def test_the_edge_of_the_grid_is_free_all_round_whatever_the_radius_and_cell() -> None:
+    for radius, cell in [(0.05, 0.02), (0.3, 0.2), (2.0, 0.2), (2.0, 10.0), (1.5, 4.0)]:
+        grid = WalkingGrid(ROOM, radius, cell)
+        edge = np.concatenate([grid.labels[0], grid.labels[-1], grid.labels[:, 0], grid.labels[:, -1]])
+        assert (edge == grid.outside).all(), (radius, cell)
+        assert grid.x0 + 0.5 * grid.cell < -radius and grid.y0 + 0.5 * grid.cell < -radius
+        assert grid.x0 + (grid.nx - 0.5) * grid.cell > 10 + radius
 
 
 def test_a_door_connects_and_a_closed_room_does_not() -> None:
@@ -58,6 +69,26 @@ def test_following_the_directions_leads_through_the_door() -> None:
     walls = WallIndex(ROOM)
     near = np.empty((8, 3))
     for step in range(400):
+        direction, distance = np.zeros((1, 2)), np.zeros(1)
+        walking_directions(position, goal, field, *grid.arrays(), direction, distance)
+        if distance[0] < 0.1:
+            break
+        position = position + 0.05 * direction
+        found = walls_within(position[0, 0], position[0, 1], 0.3, step + 1, *walls.arrays(), near, 8)
+        assert found == 0 or near[0, 0] > 0.1  # never into a wall
+    assert np.linalg.norm(position - goal) < 0.1
+
+
+def test_a_goal_beyond_the_grid_is_reached_round_the_walls() -> None:
+    grid = WalkingGrid(ROOM, 0.3, 0.1)
+    # west of the room, the goal far east of it: the straight way runs into the room's wall
+    position, goal = np.array([[-1.0, 3.0]]), np.array([[30.0, 3.0]])
+    assert grid.cell_of(30.0, 3.0) is None
+    field = np.array([grid.field_id(30.0, 3.0, set)])
+    assert field[0] >= 0  # the field of the edge cell nearest to the goal
+    walls = WallIndex(ROOM)
+    near = np.empty((8, 3))
+    for step in range(2000):
         direction, distance = np.zeros((1, 2)), np.zeros(1)
         walking_directions(position, goal, field, *grid.arrays(), direction, distance)
         if distance[0] < 0.1:

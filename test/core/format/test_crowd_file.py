@@ -68,6 +68,8 @@ def test_the_example_crowd_loads_and_walks(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("crowds", "words"), [
     (changed(("agents", 0, "count"), -1), 'key "count" must be an integer >= 0'),
+    (changed(("seed",), -1), 'key "seed" must be an integer >= 0'),
+    (changed(("seed",), 2**63), 'key "seed" must be an integer >= 0'),
     (changed(("radius",), math.nan), 'key "radius" must be a finite number >= 0.05'),
     (changed(("parameters", "social_factor"), math.inf), 'key "social_factor" must be a finite number'),
     (changed(("parameters", "relaxation_time"), 0), 'key "relaxation_time" must be a finite number > 0'),
@@ -102,7 +104,7 @@ def test_goals_inside_walls_and_out_of_reach_are_named(tmp_path: Path) -> None:
     crowd["regions"]["right"] = [0.5, -3.5, 5.5, 3.5]
     crowd["agents"][0]["goals"] = "right"
     region = load_error(tmp_path, [crowd])
-    assert 'key "goals": region "right" cannot be reached from the start' in region, region
+    assert 'key "goals": region "right" cannot be reached from any place of region "left": walls close it off' in region, region
     crowd["regions"]["right"] = [-0.2, -3.5, 0.2, 3.5]  # the wall itself
     crowd["agents"][0]["goals"] = "left"
     walled = load_error(tmp_path, [crowd])
