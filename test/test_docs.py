@@ -79,9 +79,10 @@ def test_crowd_example_runs_without_ros() -> None:
 def test_crowd_page_s_error_is_the_one_the_loader_words(tmp_path) -> None:
     from test.core.format.test_crowd_file import changed, load_error
 
-    shown = re.search(r"```text\n(.*?)\n```", page("crowds.md"), re.S).group(1)
-    message = load_error(tmp_path, changed(("agents", 1, "waypoints"), [[3, 0]]))
-    assert message.split("world.yaml: ", 1)[1] == shown.split("world.yaml: ", 1)[1]
+    shown = re.search(r"```text\n(.*?)\n```", page("crowds.md"), re.S).group(1).splitlines()
+    for line, waypoints in zip(shown, ([[3, 0]], [[-3, 2], [200, 200]]), strict=True):
+        message = load_error(tmp_path, changed(("agents", 1, "waypoints"), waypoints))
+        assert message.split("world.yaml: ", 1)[1] == line.split("world.yaml: ", 1)[1]
 
 
 def test_picture_example_writes_its_pictures(tmp_path) -> None:
