@@ -165,6 +165,12 @@ MAX_LAYERS = 16
 #: Characters of a model, layer, body, plugin or namespace name (ROS names built from them
 #: must stay within DDS's 255-character topic limit, prefixes included).
 MAX_NAME_LENGTH = 100
+#: Characters of a topic a plugin names (``scan``, ``/r1/scan``, ``~/scan``): with a model's
+#: namespace (MAX_NAME_LENGTH) and its slashes a topic's full name takes at most 202 of the 247
+#: characters ROS 2 allows (255 less 8 reserved), leaving 45 for the server node's namespace.
+MAX_TOPIC_LENGTH = 100
+#: Characters of a TF frame id a plugin names (the model's namespace is prefixed to it).
+MAX_FRAME_LENGTH = 200
 
 # ------------------------------------------------------------------------------------ reads
 #: Bytes of one YAML file (world, model, map, included file).
@@ -240,3 +246,22 @@ CROWD_TIME = Range(0.0, 1.0e3, "s", open_low=True)
 CROWD_LENGTH = Range(0.0, 1.0e3, "m")
 #: Neighbours ORCA considers per agent.
 ORCA_NEIGHBORS = Range(1, 100)
+
+# ------------------------------------------------------------------------------------ plugins
+#: The cone of a Range sensor (rad): 0 (a single ray) to a full turn.
+FIELD_OF_VIEW = Range(0.0, 2.0 * math.pi, "rad")
+#: The narrowest cone of several rays (rad): the rays' spacing is the cone over the beams less
+#: one, which for a cone of 0 (or of 1e-320 over 5 rays) is 0, and the rays cannot be counted.
+MIN_CONE_OF_RAYS = 1.0e-6
+#: Rays of one Range sensor's cone.
+RANGE_BEAMS = Range(1, 1000)
+#: Pixels on a side of a camera's picture (a 4096 x 4096 rgb8 picture is 48 MiB).
+CAMERA_PIXELS = Range(1, 4096)
+#: Wheelbase of a car (m): it turns at speed tan(steer) / wheelbase, so a wheelbase of 1e-320 m
+#: turns it infinitely fast (and one of 1e-35 m beyond float32, Box2D's numbers); at 1 mm the
+#: fastest command (SPEED, STEER_ANGLE) turns it at 1.4e8 rad/s, which Box2D's step still takes.
+WHEELBASE = Range(1.0e-3, SHAPE_EXTENT, "m")
+#: Latitude of a GPS's reference point (deg): the world's coordinates (COORDINATE, 0.9 deg of
+#: latitude either way) never reach a pole, where longitude is undefined and the conversion to
+#: WGS-84 divides by zero (a reference at 90 deg failed at the origin).
+GPS_REFERENCE_LATITUDE = Range(-89.0, 89.0, "deg")

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sim_server.core.format.entity_names import PRIVATE_MARK, SERVER_NODE_NAME
+
 if TYPE_CHECKING:
     from sim_server.core.world import World
 
@@ -26,7 +28,10 @@ LASER, CAMERA, ODOMETRY = "laser", "camera", "odometry"
 
 
 def absolute_topic(name: str) -> str:
-    """``name`` with one leading ``/`` (the view's topics are absolute)."""
+    """``name`` with one leading ``/`` (the view's topics are absolute); a private ``~/x`` is the
+    server node's, ``/sim_server/x``, as on ROS."""
+    if name.startswith(PRIVATE_MARK):
+        name = f"{SERVER_NODE_NAME}/{name[len(PRIVATE_MARK):]}"
     return "/" + name.lstrip("/")
 
 

@@ -50,6 +50,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from sim_server.core.errors import ConfigError, one_line
+from sim_server.core.format.entity_names import SERVER_NODE_NAME, plugin_topic
 from sim_server.core.format.model_file import ModelSpec, load_model_file
 from sim_server.core.format.world_file import WorldSpec, load_world_file
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
@@ -194,15 +195,6 @@ def _map_extent(path: Path, layer: str, preprocessor: YamlPreprocessor) -> Exten
     return _box([(0.0, 0.0), (size_x, 0.0), (0.0, size_y), (size_x, size_y)], origin)
 
 
-def plugin_topic(model_namespace: str, topic: str) -> str:
-    """A plugin's topic in its model's namespace, as the plugins make it (``<ns>/<topic>``; a
-    leading ``/`` keeps the topic global)."""
-    namespace = model_namespace.strip("/")
-    if topic.startswith("/") or not namespace:
-        return topic
-    return f"{namespace}/{topic}"
-
-
 def expand_topic(topic: str, node_name: str, namespace: str) -> str:
     """The fully qualified name of ``topic`` created on node ``node_name`` in ``namespace``, as
     rclpy's ``expand_topic_name`` makes it (``~`` is the node's private namespace)."""
@@ -227,7 +219,7 @@ def _string(spec_config: Mapping[str, Any], key: str, default: str, where: str) 
 
 
 def summarize_world(
-    world_path: str | Path, node_name: str = "sim_server", namespace: str = "",
+    world_path: str | Path, node_name: str = SERVER_NODE_NAME, namespace: str = "",
     parameters: Mapping[str, Any] | None = None,
 ) -> WorldSummary:
     """The extents and sensor topics of the world file at ``world_path``.
@@ -350,7 +342,7 @@ def _round(value: float) -> float:
 
 def rviz_config(
     world_path: str | Path,
-    node_name: str = "sim_server",
+    node_name: str = SERVER_NODE_NAME,
     namespace: str = "",
     *,
     parameters: Mapping[str, Any] | None = None,
@@ -518,7 +510,7 @@ CONFIG_FILE_MODE = 0o644
 def write_rviz_config(
     world_path: str,
     out_path: str,
-    node_name: str = "sim_server",
+    node_name: str = SERVER_NODE_NAME,
     namespace: str = "",
     **options: Any,
 ) -> float:
@@ -601,7 +593,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("world", help="the world YAML file")
     parser.add_argument("out", help="the .rviz file to write")
-    parser.add_argument("--node-name", default="sim_server", help="the server node's name (default: sim_server)")
+    parser.add_argument("--node-name", default=SERVER_NODE_NAME, help=f"the server node's name (default: {SERVER_NODE_NAME})")
     parser.add_argument("--namespace", default="", help="the server node's namespace (default: none)")
     parser.add_argument("-p", dest="parameters", action="append", type=_parse_parameter, default=[],
                         metavar="NAME:=VALUE", help="a value for the world files' param()")

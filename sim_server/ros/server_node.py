@@ -29,6 +29,7 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
 from sim_server.core.errors import ConfigError
+from sim_server.core.format.entity_names import SERVER_NODE_NAME
 from sim_server.core.format.world_file import DEFAULT_POSITION_ITERATIONS, DEFAULT_VELOCITY_ITERATIONS, WorldSpec
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.timing.step_timing import Pacer, StepStatistics
@@ -82,7 +83,7 @@ class SimServerNode(Node):
         ConfigError: a parameter or the world is invalid (the message is one line).
     """
 
-    def __init__(self, node_name: str = "sim_server", **node_kwargs) -> None:
+    def __init__(self, node_name: str = SERVER_NODE_NAME, **node_kwargs) -> None:
         super().__init__(node_name, **node_kwargs)
         self.visualization: DebugVisualization | None = None
         self.world: World | None = None

@@ -104,5 +104,5 @@ def test_a_drive_of_a_new_kind_is_found_and_driven() -> None:
 
 
 def test_topics_are_absolute() -> None:
-    assert [absolute_topic(t) for t in ("scan", "/scan", "//r1/scan", "r1/cmd_vel")] == [
-        "/scan", "/scan", "/r1/scan", "/r1/cmd_vel"]
+    assert [absolute_topic(t) for t in ("scan", "/scan", "//r1/scan", "r1/cmd_vel", "~/scan")] == [
+        "/scan", "/scan", "/r1/scan", "/r1/cmd_vel", "/sim_server/scan"]

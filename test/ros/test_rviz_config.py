@@ -187,6 +187,16 @@ def test_model_topics_follow_param_values(tmp_path) -> None:
     assert shown.x_min <= 0 and shown.y_min <= 0 and shown.x_max >= 40 and shown.y_max >= 30
 
 
+def test_a_private_topic_in_a_namespace_is_the_server_node_s(tmp_path) -> None:
+    (tmp_path / "bot.model.yaml").write_text(
+        "bodies:\n  - name: base\n    footprints: [{type: circle, radius: 0.3, density: 1}]\n"
+        "plugins:\n  - {type: Laser, name: front, body: base, range: 5, topic: ~/front_scan, angle: {min: -1, max: 1, increment: 0.1}}\n"
+    )
+    (tmp_path / "world.yaml").write_text("properties: {}\nmodels:\n  - {name: a, model: bot.model.yaml, namespace: ns_a}\n")
+    config = rviz_config(tmp_path / "world.yaml")
+    assert [d["Topic"]["Value"] for d in displays(config, "LaserScan")] == ["/sim_server/front_scan"]
+
+
 def test_errors_are_one_line(tmp_path) -> None:
     broken = tmp_path / "world.yaml"
     broken.write_text("properties: {}\nlayers:\n  - {name: w, map: missing.yaml}\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from sim_server.core.limits import MAX_NAME_LENGTH
+from sim_server.core.limits import MAX_FRAME_LENGTH, MAX_NAME_LENGTH, MAX_TOPIC_LENGTH
 
 #: Letters, digits, ``_``, ``-`` and ``.``: safe in frame ids, marker namespaces and file names.
 _MODEL_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
@@ -21,6 +21,10 @@ _NAMESPACE = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
 #: A ROS 2 topic as a plugin may name it: relative, absolute (``/``) or private (``~/``), tokens of
 #: letters, digits and ``_`` not starting with a digit (``{}`` substitutions are not offered).
 _TOPIC = re.compile(r"(~/|/)?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
+#: What marks a topic as absolute, a topic as private to the server's node, a frame as global.
+GLOBAL_MARK, PRIVATE_MARK = "/", "~/"
+#: The server node's name, unless remapped: a plugin's private topic ``~/x`` is ``/sim_server/x``.
+SERVER_NODE_NAME = "sim_server"
 
 
 def shown_name(text: str) -> str:
@@ -29,9 +33,12 @@ def shown_name(text: str) -> str:
 
 
 def topic_problem(topic: str) -> str | None:
-    """Why ``topic`` cannot name a ROS 2 topic, or None when it can."""
-    if len(topic) > 2 * MAX_NAME_LENGTH:
-        return f"topic {shown_name(topic)} has {len(topic)} characters, more than the limit of {2 * MAX_NAME_LENGTH}"
+    """Why ``topic`` cannot name a ROS 2 topic, or None when it can: at most
+    :data:`~sim_server.core.limits.MAX_TOPIC_LENGTH` characters, tokens of letters, digits and
+    ``_`` (not starting with a digit) joined by single ``/``, optionally after ``/`` (absolute)
+    or ``~/`` (private to the server's node)."""
+    if len(topic) > MAX_TOPIC_LENGTH:
+        return f"topic {shown_name(topic)} has {len(topic)} characters, more than the limit of {MAX_TOPIC_LENGTH}"
     if not _TOPIC.fullmatch(topic):
         return (
             f"topic {shown_name(topic)} is not a ROS topic name: tokens of letters, digits and _ (not starting "
@@ -40,20 +47,43 @@ def topic_problem(topic: str) -> str | None:
     return None
 
 
+def plugin_topic(namespace: str, topic: str) -> str:
+    """The name a plugin of a model in ``namespace`` gives ``topic`` (one :func:`topic_problem`
+    accepts): ``<namespace>/<topic>``; an absolute (``/scan``) or private (``~/scan``: the
+    server node's own, as rclpy expands it) topic and every topic without a namespace as it is."""
+    namespace = namespace.strip("/")
+    if topic.startswith((GLOBAL_MARK, PRIVATE_MARK)) or not namespace:
+        return topic
+    return f"{namespace}/{topic}"
+
+
 def frame_id(namespace: str, name: str) -> str:
     """The TF frame id of ``name`` (a body, a sensor's frame) in a model's ``namespace``, by the
     reference's rule: ``<namespace>_<name>``, ``name`` alone without a namespace; a leading
     ``/`` means global (``/map`` is ``map``)."""
-    if name.startswith("/"):
+    if name.startswith(GLOBAL_MARK):
         return name[1:]
     return f"{namespace}_{name}" if namespace else name
 
 
 def frame_problem(frame: str) -> str | None:
-    """Why ``frame`` cannot be a TF frame id, or None when it can."""
-    if not frame or any(c.isspace() for c in frame) or len(frame) > 2 * MAX_NAME_LENGTH:
-        return f"frame {shown_name(frame)} is not a frame id: 1 to {2 * MAX_NAME_LENGTH} characters, no spaces"
-    return None
+    """Why ``frame`` cannot name a TF frame, or None when it can: at most
+    :data:`~sim_server.core.limits.MAX_FRAME_LENGTH` characters, after the reference's one
+    leading ``/`` (global, dropped by :func:`frame_id`) not empty, no whitespace or control
+    characters, and no empty segment between ``/`` (tf2 refuses ids that start with ``/`` and
+    whitespace breaks its tools)."""
+    if len(frame) > MAX_FRAME_LENGTH:
+        return f"frame {shown_name(frame)} has {len(frame)} characters, more than the limit of {MAX_FRAME_LENGTH}"
+    bare = frame[len(GLOBAL_MARK):] if frame.startswith(GLOBAL_MARK) else frame
+    if not bare:
+        why = "it is empty"
+    elif not all(c.isprintable() and not c.isspace() for c in bare):
+        why = "it holds whitespace or control characters"
+    elif "" in bare.split("/"):
+        why = "it has an empty segment (a second leading /, // or a trailing /)"
+    else:
+        return None
+    return f"frame {shown_name(frame)} is not a TF frame id: {why}"
 
 
 def model_name_problem(name: str) -> str | None:

@@ -105,24 +105,50 @@ class YamlReader:
         :data:`~sim_server.core.limits.MAX_NAME_LENGTH` printable characters."""
         return self._checked_str(key, default, _name_problem)
 
-    def get_topic(self, key: str, default: Any = REQUIRED) -> str:
+    def get_topic(self, key: str, default: Any = REQUIRED, *, empty_means_none: bool = False) -> str:
         """A ROS 2 topic a plugin names (relative, absolute or private: see
-        :func:`~sim_server.core.format.entity_names.topic_problem`); the default is checked too."""
-        return self._checked_str(key, default, topic_problem)
+        :func:`~sim_server.core.format.entity_names.topic_problem`); the default is checked too.
+        With ``empty_means_none`` the value ``""`` is accepted and returned: no topic."""
+        return self._checked_str(key, default, topic_problem, empty_means_none)
 
     def get_frame(self, key: str, default: Any = REQUIRED) -> str:
         """A TF frame id a plugin names (see
         :func:`~sim_server.core.format.entity_names.frame_problem`); the default is checked too."""
         return self._checked_str(key, default, frame_problem)
 
-    def _checked_str(self, key: str, default: Any, problem_of: Callable[[str], str | None]) -> str:
+    def get_choice(self, key: str, choices: Sequence[str], default: Any = REQUIRED) -> str:
+        """One of the strings ``choices`` (a mode, a kind: a closed set of words)."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return value
+        if not isinstance(value, str) or value not in choices:
+            raise self.error(f"must be one of {', '.join(choices)}, got {describe(value)}", key)
+        return value
+
+    def _checked_str(
+        self, key: str, default: Any, problem_of: Callable[[str], str | None], empty_means_none: bool = False
+    ) -> str:
         """A string value (see :meth:`get_str`) for which ``problem_of`` finds no problem (else
-        the problem, naming the key)."""
+        the problem, naming the key); ``""`` passes with ``empty_means_none``."""
         text = self.get_str(key, default)
+        if empty_means_none and text == "":
+            return text
         problem = problem_of(text)
         if problem is not None:
             raise self.error(problem, key)
         return text
+
+    def get_rate(self, key: str, default: Any = REQUIRED) -> float:
+        """An update rate (Hz): a number within :data:`~sim_server.core.limits.RATE` (0: once,
+        at the start), or ``.inf`` (every step)."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return value
+        if isinstance(value, float) and value == math.inf:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not limits.RATE.contains(value):
+            raise self.error(f"must be a rate: {limits.RATE.describe()}, or .inf (every step), got {describe(value)}", key)
+        return float(value)
 
     def get_float(
         self,
@@ -187,6 +213,22 @@ class YamlReader:
         ranges = within if isinstance(within, Sequence) else [within] * size
         return tuple(self._to_float(item, key, whole=value, within=bound) for item, bound in zip(value, ranges))
 
+    def get_ints(self, key: str, size: int, default: Any = REQUIRED, *, within: Range) -> tuple[int, ...]:
+        """A list of exactly ``size`` integers, each in ``within``."""
+        value = self._raw(key, default)
+        if value is default and key not in self._data:
+            return tuple(value)
+        if (
+            not isinstance(value, list)
+            or len(value) != size
+            or not all(isinstance(item, int) and not isinstance(item, bool) and within.contains(item) for item in value)
+        ):
+            raise self.error(
+                f"must be a list of {size} integers, each >= {within.low:g} and <= {within.high:g}, got {describe(value)}",
+                key,
+            )
+        return tuple(value)
+
     def get_position(self, key: str, default: Any = REQUIRED) -> tuple[float, float]:
         """A point ``[x, y]`` of the world (m), within :data:`~sim_server.core.limits.COORDINATE`."""
         return self.get_floats(key, 2, default, within=limits.COORDINATE)  # type: ignore[return-value]
@@ -250,10 +292,10 @@ class YamlReader:
         """The mapping under ``key`` as a reader of its own."""
         value = self._raw(key, default)
         if key not in self._data and default is not REQUIRED:
-            return YamlReader(value, self.file, self._child_location(key))
+            return self._child(value, self._child_location(key))
         if not isinstance(value, dict) and value is not None:
             raise self.error(f"must be a mapping of keys to values, got {describe(value)}", key)
-        return YamlReader(value, self.file, self._child_location(key))
+        return self._child(value, self._child_location(key))
 
     def get_map_list(self, key: str, default: Any = REQUIRED) -> list["YamlReader"]:
         """The list of mappings under ``key``; each becomes a reader located ``key[i]``."""
@@ -267,7 +309,7 @@ class YamlReader:
             location = self._child_location(f"{key}[{index}]")
             if not isinstance(item, dict):
                 raise ConfigError(f"{self.file}: {location}: must be a mapping of keys to values, got {describe(item)}")
-            readers.append(YamlReader(item, self.file, location))
+            readers.append(self._child(item, location))
         return readers
 
     def ensure_all_keys_used(self) -> None:
@@ -285,27 +327,35 @@ class YamlReader:
         return iter(self.keys())
 
     # ----------------------------------------------------------------------------- helpers
+    def _child(self, data: Any, location: str) -> "YamlReader":
+        """A reader of the mapping ``data`` found at ``location`` in this reader's file."""
+        return YamlReader(data, self.file, location)
+
     def _child_location(self, child: str) -> str:
         return f"{self.location}.{child}" if self.location else child
 
     def _to_float(
         self, value: Any, key: str, whole: Sequence[Any] | None = None, within: Range | None = None
     ) -> float:
-        shown = describe(whole if whole is not None else value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(f"must be a number, got {shown}", key)
-        try:
-            number = float(value)
-        except OverflowError:  # an integer beyond float's range
-            number = math.inf
-        if within is not None:
-            if not within.contains(number):
-                raise self.error(f"must be {within.describe()}, got {shown}", key)
-        elif not math.isfinite(number):
-            raise self.error(f"must be a finite number, got {shown}", key)
-        elif abs(number) > limits.MAX_MAGNITUDE:
-            raise self.error(f"must be at most {limits.MAX_MAGNITUDE:g} in magnitude, got {shown}", key)
-        return number
+            problem = "must be a number"
+        else:
+            try:
+                number = float(value)
+            except OverflowError:  # an integer beyond float's range
+                number = math.inf
+            if within is not None:
+                if within.contains(number):
+                    return number
+                problem = f"must be {within.describe()}"
+            elif not math.isfinite(number):
+                problem = "must be a finite number"
+            elif abs(number) > limits.MAX_MAGNITUDE:
+                problem = f"must be at most {limits.MAX_MAGNITUDE:g} in magnitude"
+            else:
+                return number
+        # (the value is shown only in an error: rendering it is a YAML dump)
+        raise self.error(f"{problem}, got {describe(whole if whole is not None else value)}", key)
 
 
 def _name_problem(name: str) -> str | None:

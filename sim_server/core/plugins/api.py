@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
-from sim_server.core.format.entity_names import frame_id
+from sim_server.core.format.entity_names import frame_id, plugin_topic
 from sim_server.core.geometry import Pose2D
 from sim_server.core.physics.world_view import WorldView
 from sim_server.core.timing.timekeeper import TimeKeeper
@@ -127,14 +127,20 @@ class PluginContext:
         return self.model.namespace.strip("/") if self.model is not None else ""
 
     def topic(self, name: str) -> str:
-        """A topic name in the model's namespace (``<ns>/<name>``); a leading ``/`` keeps it global."""
-        if name.startswith("/") or not self.namespace:
-            return name
-        return f"{self.namespace}/{name}"
+        """A topic name (as :meth:`YamlReader.get_topic` reads it) in the model's namespace:
+        ``<ns>/<name>``; a leading ``/`` keeps it global, a leading ``~/`` private to the
+        server's node (rclpy expands it: ``/sim_server/<name>``)."""
+        return plugin_topic(self.namespace, name)
 
     def frame(self, name: str) -> str:
-        """A TF frame id by the reference's rule: ``<ns>_<name>``; a leading ``/`` means global."""
+        """A TF frame id (as :meth:`YamlReader.get_frame` reads it) by the reference's rule:
+        ``<ns>_<name>``; a leading ``/`` means global (and is dropped)."""
         return frame_id(self.namespace, name)
+
+    def world_frame(self, name: str) -> str:
+        """A TF frame id that is not the model's (``map``, ``world``: ``world_frame_id``,
+        ``ground_truth_frame_id``): ``name`` as it is, the reference's global ``/`` dropped."""
+        return frame_id("", name)
 
     def describe(self) -> str:
         """``plugin "laser" (type "Laser") of model "robot"`` for messages."""
@@ -297,9 +303,10 @@ class PluginBatch(list):
 class UpdateTimer:
     """Decides on which steps a plugin running at ``rate`` Hz does its work (the reference's rule).
 
-    ``inf`` fires on every step; ``0`` fires only at t = 0, never after; any other rate fires on
-    the step nearest to each multiple of the period (within a window of one step centred on it),
-    so the long-run rate is the requested one and does not drift. A period no longer than a step
+    ``inf`` fires on every step; ``0`` (or a rate whose period overflows a float: below about
+    6e-300 Hz) fires only at t = 0, never after; any other rate fires on the step nearest to each
+    multiple of the period (within a window of one step centred on it), so the long-run rate is
+    the requested one and does not drift. A period no longer than a step
     fires on every step. Times are whole nanoseconds, so the rule is exact.
 
     Args:
@@ -313,7 +320,7 @@ class UpdateTimer:
         if math.isnan(rate) or rate < 0.0:
             raise ValueError(f"update rate must be >= 0 Hz, got {rate}")
         self.rate = rate
-        if rate == 0.0:
+        if rate == 0.0 or math.isinf(1e9 / rate):  # (so slow that the period overflows: never again)
             self.period_ns: int | None = None
         elif math.isinf(rate) or 1.0 / rate < self.ALWAYS_PERIOD:
             self.period_ns = 0
