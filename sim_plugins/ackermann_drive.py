@@ -3,7 +3,8 @@
 Parameters (besides those of :mod:`sim_plugins.planar_drive`, :mod:`sim_plugins.odometry` and
 :mod:`sim_plugins.velocity_command`):
 
-* ``wheelbase`` (m, required): from the rear axle to the front axle.
+* ``wheelbase`` (m, required, within :data:`~sim_server.core.limits.WHEELBASE`): from the rear
+  axle to the front axle.
 * ``rear_axle`` ([x, y] m on the body, [0, 0]): the rear axle's midpoint, the point that moves
   straight ahead (REP 105's ``base_link`` of a car usually sits there).
 * ``max_steer_angle`` (rad, 0.6; at most 1.5): the steering angle's limit either way.
@@ -46,16 +47,13 @@ class AckermannDrive(PlanarDrive):
     """Steers and drives a car."""
 
     def read_drive(self, config: YamlReader) -> None:
-        self.wheelbase = config.get_float("wheelbase", within=bounds.LENGTH)
+        self.wheelbase = config.get_float("wheelbase", within=bounds.WHEELBASE)
         self.moving_point = config.get_floats("rear_axle", 2, (0.0, 0.0), within=bounds.BODY_OFFSET)
         self.max_steer_angle = config.get_float("max_steer_angle", 0.6, within=bounds.STEER_ANGLE)
         self.speed_limits = read_dynamics(config, "linear_dynamics")
         self.steering_limits = read_dynamics(config, "angular_dynamics")
-        meaning = config.get_str("command_angular", "steering_angle")
-        if meaning not in ANGULAR_MEANINGS:
-            raise config.error(f"must be one of {', '.join(ANGULAR_MEANINGS)}, got {meaning!r}", "command_angular")
-        self.angular_meaning = ANGULAR_MEANINGS[meaning]
-        self.ackermann_topic = self.context.topic(config.get_str("ackermann_sub", "ackermann_cmd"))
+        self.angular_meaning = ANGULAR_MEANINGS[config.get_choice("command_angular", tuple(ANGULAR_MEANINGS), "steering_angle")]
+        self.ackermann_topic = self.context.topic(config.get_topic("ackermann_sub", "ackermann_cmd"))
         #: The last ackermann_msgs command: (speed, steering angle) and its (steering rate,
         #: acceleration) limits; they hold while the velocity command is still that one.
         self._ackermann: tuple[tuple[float, float], tuple[float, float]] | None = None

@@ -11,16 +11,16 @@ from __future__ import annotations
 import math
 
 from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
-from sim_plugins.common import body_of, read_rate
+from sim_plugins.common import body_of
 
 
 class BoolSensor(ModelPlugin):
     """Latches contacts between publications."""
 
     def on_initialize(self, config: YamlReader) -> None:
-        topic = config.get_str("topic", "bool_sensor")
-        self.timer = UpdateTimer(read_rate(config, "update_rate", math.inf))
-        body_name = config.get_str("body", self.model.first_body.name)
+        topic = config.get_topic("topic", "bool_sensor")
+        self.timer = UpdateTimer(config.get_rate("update_rate", math.inf))
+        body_name = config.get_name("body", self.model.first_body.name)
         self.body = body_of(self.model, config, body_name)
         self.contacts = 0
         self.hit_something = False

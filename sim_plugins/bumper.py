@@ -1,8 +1,8 @@
 """Bumper: sim_msgs/Collisions listing the model's current contacts, with forces and normals.
 
-Parameters: ``topic`` (``collisions``), ``world_frame_id`` (``map``, not namespaced),
-``publish_all_collisions`` (true: publish every step while in contact, else at the rate),
-``update_rate`` (Hz, .inf), ``exclude`` (bodies whose contacts are ignored, []).
+Parameters: ``topic`` (``collisions``), ``world_frame_id`` (``map``, not namespaced; a leading
+``/`` is dropped), ``publish_all_collisions`` (true: publish every step while in contact, else at
+the rate), ``update_rate`` (Hz, .inf), ``exclude`` (bodies whose contacts are ignored, []).
 
 Each contact gives ``entity_a``/``body_a`` (this model and its body), ``entity_b``/``body_b``
 (the other model or layer), and per contact point the force magnitude (N: the impulses of the
@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
-from sim_plugins.common import body_of, read_rate
+from sim_plugins.common import body_of
 
 
 @dataclass
@@ -46,11 +46,11 @@ class Bumper(ModelPlugin):
     """Tracks the model's contacts and publishes them."""
 
     def on_initialize(self, config: YamlReader) -> None:
-        self.world_frame_id = config.get_str("world_frame_id", "map")
-        topic = config.get_str("topic", "collisions")
+        self.world_frame_id = self.context.world_frame(config.get_frame("world_frame_id", "map"))
+        topic = config.get_topic("topic", "collisions")
         self.publish_all = config.get_bool("publish_all_collisions", True)
-        self.timer = UpdateTimer(read_rate(config, "update_rate", math.inf))
-        self.excluded = {body_of(self.model, config, name, "exclude").name for name in config.get_str_list("exclude", [])}
+        self.timer = UpdateTimer(config.get_rate("update_rate", math.inf))
+        self.excluded = {body_of(self.model, config, name, "exclude").name for name in config.get_name_list("exclude", [])}
         self.contacts: dict[int, ContactState] = {}
         #: The last published collisions, as ContactState copies (for in-process use).
         self.last_collisions: list[ContactState] = []

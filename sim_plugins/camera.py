@@ -9,8 +9,8 @@ north up) and only its centre follows the body.
 
 Parameters: ``body`` (required), ``topic`` (``image_raw``), ``frame`` (the plugin's name),
 ``update_rate`` (Hz, 10), ``field`` ([width, height] in m, [10, 10]), ``pixels`` ([width,
-height], [128, 128], each 1 to :data:`MAX_CAMERA_PIXELS`), ``origin`` ([x, y, yaw] on the body,
-[0, 0, 0]; yaw must be 0 with ``north_up``), ``north_up`` (false), ``broadcast_tf`` (true: the
+height], [128, 128], each within :data:`~sim_server.core.limits.CAMERA_PIXELS`), ``origin``
+([x, y, yaw] on the body, [0, 0, 0]; yaw must be 0 with ``north_up``), ``north_up`` (false), ``broadcast_tf`` (true: the
 camera's frame on /tf_static, or on /tf with each picture when north-up), ``always_publish``
 (false: a picture only while somebody subscribes; in-process, without ROS, always).
 
@@ -31,20 +31,17 @@ import math
 import numpy as np
 
 from sim_server.core import limits as bounds
-from sim_server.core.format.yaml_reader import describe
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.state import SCOPE, ImageDatapack
 from sim_server.rendering import Renderer, View
 from sim_server.rendering.raster import warm_up as prepare_rasterizer
 from sim_server.rendering.renderer import MIN_VIEW_SIZE
-from sim_plugins.common import body_of, read_rate
+from sim_plugins.common import body_of, sensor_parent_frame
 
 DEFAULT_CAMERA_RATE = 10.0
 DEFAULT_FIELD = (10.0, 10.0)
 DEFAULT_PIXELS = (128, 128)
-#: Most pixels on a side of a camera's picture (a 4096 x 4096 picture is 48 MiB).
-MAX_CAMERA_PIXELS = 4096
 #: Bytes per pixel of the pictures (rgb8).
 DEPTH = 3
 IMAGE_QUEUE_DEPTH = 5
@@ -59,16 +56,17 @@ class Camera(ModelPlugin):
         prepare_rasterizer()
 
     def on_initialize(self, config: YamlReader) -> None:
-        body_name = config.get_str("body")
+        body_name = config.get_name("body")
         topic = config.get_topic("topic", "image_raw")
         frame = config.get_frame("frame", self.context.name)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)
-        self.timer = UpdateTimer(read_rate(config, "update_rate", DEFAULT_CAMERA_RATE))
+        self.timer = UpdateTimer(config.get_rate("update_rate", DEFAULT_CAMERA_RATE))
         self.field = config.get_floats("field", 2, DEFAULT_FIELD, within=bounds.LENGTH)
         if min(self.field) < MIN_VIEW_SIZE:
             raise config.error(f"sides must be at least {MIN_VIEW_SIZE:g} m, got {list(self.field)}", "field")
-        self.pixels = _read_pixels(config, "pixels")
+        width, height = config.get_ints("pixels", 2, DEFAULT_PIXELS, within=bounds.CAMERA_PIXELS)
+        self.pixels = (width, height)
         self.origin = config.get_pose("origin", Pose2D())
         self.north_up = config.get_bool("north_up", False)
         if self.north_up and self.origin.theta != 0.0:
@@ -78,7 +76,7 @@ class Camera(ModelPlugin):
             )
         self.body = body_of(self.model, config, body_name)
         self.frame_id = self.context.frame(frame)
-        self.body_frame_id = self.context.frame(body_name)
+        self.body_frame_id = sensor_parent_frame(self.context, config, body_name, self.frame_id, self.broadcast_tf)
         self.renderer = Renderer(self.context.world)
         #: The last picture, (height, width, 3) uint8 (rows top to bottom), or None before the first.
         self.last_image: np.ndarray | None = None
@@ -92,9 +90,9 @@ class Camera(ModelPlugin):
         self._tf = None
         node = self.context.ros_node
         if node is not None:
-            self._setup_ros(node, topic)
+            self._setup_ros(node)
 
-    def _setup_ros(self, node, topic: str) -> None:
+    def _setup_ros(self, node) -> None:
         from sensor_msgs.msg import Image
 
         from sim_server.ros.conversions import set_stamp
@@ -102,7 +100,7 @@ class Camera(ModelPlugin):
         from sim_server.ros.tf_broadcast import broadcaster_for, transform
 
         self._set_stamp = set_stamp
-        self._publisher = node.create_publisher(Image, self.context.topic(topic), IMAGE_QUEUE_DEPTH)
+        self._publisher = node.create_publisher(Image, self.topic_name, IMAGE_QUEUE_DEPTH)
         self._listened = SubscriberCheck(self._publisher)
         message = Image()
         message.header.frame_id = self.frame_id
@@ -188,13 +186,3 @@ def _look_down(tf, yaw: float) -> None:
     rotation = tf.transform.rotation
     rotation.x, rotation.y, rotation.z, rotation.w = math.cos(half), math.sin(half), 0.0, 0.0
 
-
-def _read_pixels(config: YamlReader, key: str) -> tuple[int, int]:
-    value = config.get_any(key, list(DEFAULT_PIXELS))
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_CAMERA_PIXELS for v in value)
-    ):
-        raise config.error(f"must be [width, height], two whole numbers from 1 to {MAX_CAMERA_PIXELS}, got {describe(value)}", key)
-    return value[0], value[1]

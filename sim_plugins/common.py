@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from sim_server.core import limits as bounds
+from sim_server.core.format.entity_names import frame_problem
 from sim_server.core.geometry import offset_point_velocity
 from sim_server.core.motion.dynamics_limits import DynamicsLimits
 from sim_server.core.physics.body_memory import BodyBatch
@@ -26,14 +27,32 @@ def body_of(model: "Model", config: YamlReader, name: str, key: str = "body") ->
     return body
 
 
-def read_rate(config: YamlReader, key: str, default: float) -> float:
-    """An update rate in Hz: a number >= 0 (at most bounds.RATE's maximum) or ``.inf`` (every step)."""
-    value = config.get_any(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value == math.inf or bounds.RATE.contains(value)):
-        raise config.error(
-            f"must be a rate in Hz (a number >= 0 and <= {bounds.RATE.high:g}, or .inf), got {value!r}", key
-        )
-    return float(value)
+def body_frame(context: PluginContext, config: YamlReader, name: str, key: str = "body") -> str:
+    """The TF frame id of the body ``name`` (``<ns>_<name>``), for a plugin that publishes it; a
+    :class:`ConfigError` naming the key when the body's name cannot make one (a space, say)."""
+    problem = frame_problem(name)
+    if problem is not None:
+        raise config.error(f"names body {name!r}, whose name cannot be a frame: {problem}", key)
+    return context.frame(name)
+
+
+def check_transform(config: YamlReader, key: str, parent: str, child: str) -> None:
+    """A :class:`ConfigError` naming ``key`` when the transform ``parent`` -> ``child`` a plugin
+    publishes joins a frame to itself (tf2 ignores such a transform, with an error)."""
+    if parent == child:
+        raise config.error(f"makes frame {child!r} the child of itself (tf2 ignores such a transform)", key)
+
+
+def sensor_parent_frame(
+    context: PluginContext, config: YamlReader, body_name: str, frame_id: str, broadcast: bool, key: str = "frame"
+) -> str:
+    """The frame id of the body ``body_name`` (checked as :func:`body_frame` does), the parent of
+    a sensor's frame ``frame_id`` (read from ``key``); with ``broadcast`` (the sensor publishes
+    that transform) the two must differ (:func:`check_transform`)."""
+    parent = body_frame(context, config, body_name)
+    if broadcast:
+        check_transform(config, key, parent, frame_id)
+    return parent
 
 
 def read_dynamics(config: YamlReader, key: str) -> DynamicsLimits:
@@ -52,7 +71,7 @@ def read_dynamics(config: YamlReader, key: str) -> DynamicsLimits:
 def read_layer_bits(config: YamlReader, context: PluginContext, key: str = "layers") -> int:
     """The collision bits of the layers the list ``key`` names (``["all"]`` when absent: every
     layer); a :class:`ConfigError` naming the key when a layer does not exist in the world."""
-    layers = config.get_str_list(key, ["all"])
+    layers = config.get_name_list(key, ["all"])
     bits, unknown = context.world.collision_filter.category_bits(layers)
     if unknown:
         raise config.error(f"names layer(s) {{{','.join(unknown)}}}, which do not exist", key)

@@ -39,7 +39,7 @@ class DiffDrive(ModelPlugin):
         self.odometry: OdometryPublisher | None = None
         self._twist_publisher = None
         self._tf = None
-        body_name = config.get_str("body")
+        body_name = config.get_name("body")
         # Checked before any topic is made: a model without the body leaves nothing behind.
         self.body = body_of(self.model, config, body_name).physics_body
         self.command = VelocityCommand(self.context, config)
@@ -47,7 +47,7 @@ class DiffDrive(ModelPlugin):
         self.odometry.extra_draws = 2  # the twist's noise (forward speed, yaw rate)
         self.linear_limits = read_dynamics(config, "linear_dynamics")
         self.angular_limits = read_dynamics(config, "angular_dynamics")
-        twist_topic = config.get_str("twist_pub", "twist")
+        twist_topic = config.get_topic("twist_pub", "twist")
         enable_twist = config.get_bool("enable_twist_pub", True)
         #: The body's centre of mass in its own frame (m), fixed once its fixtures are made.
         self._local_center = tuple(self.body.localCenter)

@@ -2,7 +2,9 @@
 
 Parameters: ``body`` (required), ``topic`` (``gps/fix``), ``frame`` (the plugin's name),
 ``broadcast_tf`` (true: body -> gps on /tf_static), ``update_rate`` (Hz, 10), ``ref_lat`` and
-``ref_lon`` (degrees of the world origin, 0), ``origin`` ([x, y, yaw] of the antenna on the body).
+``ref_lon`` (degrees of the world origin, 0; the latitude within
+:data:`~sim_server.core.limits.GPS_REFERENCE_LATITUDE`, off the poles), ``origin`` ([x, y, yaw]
+of the antenna on the body).
 World x points east and y north (REP 103/105). The fix is always valid (STATUS_FIX, GPS service)
 and, as there is no noise model, its covariance is reported as zero and known.
 """
@@ -13,29 +15,29 @@ from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.sensing.geodesy import EnuToWgs84
-from sim_plugins.common import body_of, read_rate
+from sim_plugins.common import body_of, sensor_parent_frame
 
 DEFAULT_GPS_RATE = 10.0
+GPS_QUEUE_DEPTH = 10
 
 
 class Gps(ModelPlugin):
     """Publishes NavSatFix at ``update_rate``."""
 
     def on_initialize(self, config: YamlReader) -> None:
-        body_name = config.get_str("body")
-        topic = config.get_str("topic", "gps/fix")
-        frame = config.get_str("frame", self.context.name)
+        body_name = config.get_name("body")
+        topic = config.get_topic("topic", "gps/fix")
+        frame = config.get_frame("frame", self.context.name)
         broadcast_tf = config.get_bool("broadcast_tf", True)
-        self.timer = UpdateTimer(read_rate(config, "update_rate", DEFAULT_GPS_RATE))
+        self.timer = UpdateTimer(config.get_rate("update_rate", DEFAULT_GPS_RATE))
         self.converter = EnuToWgs84(
-            config.get_float("ref_lat", 0.0, within=bounds.LATITUDE),
+            config.get_float("ref_lat", 0.0, within=bounds.GPS_REFERENCE_LATITUDE),
             config.get_float("ref_lon", 0.0, within=bounds.LONGITUDE),
         )
-        if self.converter.lat0 > 1.5707963267948966:
-            raise config.error("must be at most 90 degrees", "ref_lat")
         self.origin = config.get_pose("origin", Pose2D())
         self.body = body_of(self.model, config, body_name)
         self.frame_id = self.context.frame(frame)
+        body_frame_id = sensor_parent_frame(self.context, config, body_name, self.frame_id, broadcast_tf)
         #: The last fix (latitude, longitude) in degrees, for in-process use.
         self.last_fix: tuple[float, float] | None = None
         self._publisher = None
@@ -48,7 +50,7 @@ class Gps(ModelPlugin):
             from sim_server.ros.tf_broadcast import broadcaster_for, transform
 
             self._time_msg = time_msg
-            self._publisher = node.create_publisher(NavSatFix, self.context.topic(topic), 10)
+            self._publisher = node.create_publisher(NavSatFix, self.context.topic(topic), GPS_QUEUE_DEPTH)
             self._listened = SubscriberCheck(self._publisher)
             message = NavSatFix()
             message.header.frame_id = self.frame_id
@@ -59,7 +61,7 @@ class Gps(ModelPlugin):
             self._tf = broadcaster_for(node) if broadcast_tf else None
             if self._tf is not None:
                 self._tf.send_static(
-                    [transform(self.context.frame(body_name), self.frame_id, self.origin, self.context.world.time.time_ns)],
+                    [transform(body_frame_id, self.frame_id, self.origin, self.context.world.time.time_ns)],
                     owner=self.context.describe(),
                 )
 

@@ -46,7 +46,7 @@ from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, Update
 from sim_server.core import random_streams
 from sim_server.core.compiled import jit
 from sim_server.core.random_streams import draw_normals, gather
-from sim_plugins.common import BatchRecords, RecordSlot, body_of, plugin_stream, read_rate
+from sim_plugins.common import BatchRecords, RecordSlot, body_of, plugin_stream, sensor_parent_frame
 
 IMU_QUEUE_DEPTH = 10
 #: Indices of the measured components in the [x, y, z] noise lists: yaw (z), yaw rate (z), and
@@ -134,21 +134,21 @@ class Imu(ModelPlugin):
     def on_initialize(self, config: YamlReader) -> None:
         self._publishers: tuple = ()
         self._tf = None
-        body_name = config.get_str("body")
+        body_name = config.get_name("body")
         self.body = body_of(self.model, config, body_name).physics_body
         self.enabled = config.get_bool("enable_imu_pub", True)
-        self.frame_id = self.context.frame(config.get_str("imu_frame_id", "imu"))
-        self.body_frame_id = self.context.frame(body_name)
-        imu_topic = config.get_str("imu_pub", "imu/filtered")
-        truth_topic = config.get_str("ground_truth_pub", "imu/ground_truth")
+        self.frame_id = self.context.frame(config.get_frame("imu_frame_id", "imu"))
+        imu_topic = config.get_topic("imu_pub", "imu/filtered")
+        truth_topic = config.get_topic("ground_truth_pub", "imu/ground_truth")
         self.imu_topic, self.truth_topic = self.context.topic(imu_topic), self.context.topic(truth_topic)
         noise = [_noise(config, key) for key in ("orientation_noise", "angular_velocity_noise", "linear_acceleration_noise")]
         self.covariances = [
             _covariance(config, key, variances) for key, variances in zip(
                 ("orientation_covariance", "angular_velocity_covariance", "linear_acceleration_covariance"), noise)
         ]
-        self.timer = UpdateTimer(read_rate(config, "pub_rate", math.inf))
+        self.timer = UpdateTimer(config.get_rate("pub_rate", math.inf))
         broadcast_tf = config.get_bool("broadcast_tf", True)
+        self.body_frame_id = sensor_parent_frame(self.context, config, body_name, self.frame_id, broadcast_tf, "imu_frame_id")
         self.origin = config.get_pose("origin", Pose2D())
         gyro_walk = _noise(config, "angular_velocity_bias_walk")[YAW]
         accel_walk = _noise(config, "linear_acceleration_bias_walk")

@@ -29,7 +29,7 @@ from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scene_of
-from sim_plugins.common import body_of, plugin_rng, read_layer_bits, read_rate
+from sim_plugins.common import body_of, plugin_rng, read_layer_bits, sensor_parent_frame
 
 #: Name of the layer whose walls reflect (intensity 255).
 REFLECTANCE_LAYER = "reflectance"
@@ -46,12 +46,12 @@ class Laser(ModelPlugin):
         prepare()
 
     def on_initialize(self, config: YamlReader) -> None:
-        body_name = config.get_str("body")
-        topic = config.get_str("topic", "scan")
-        frame = config.get_str("frame", self.context.name)
+        body_name = config.get_name("body")
+        topic = config.get_topic("topic", "scan")
+        frame = config.get_frame("frame", self.context.name)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)
-        self.timer = UpdateTimer(read_rate(config, "update_rate", math.inf))
+        self.timer = UpdateTimer(config.get_rate("update_rate", math.inf))
         self.origin = config.get_pose("origin", Pose2D())
         self.range = config.get_float("range", within=bounds.LENGTH)
         noise = config.get_float("noise_std_dev", 0.0, within=bounds.NOISE)
@@ -70,7 +70,7 @@ class Laser(ModelPlugin):
         self.angle_increment = angle.get_float("increment", within=bounds.ANGLE)
         angle.ensure_all_keys_used()
         if self.angle_increment == 0.0:
-            raise angle.error('Invalid "angle" params, increment must not be zero')
+            raise angle.error('must not be zero (invalid "angle" params)', "increment")
         if self.angle_increment > 0.0 and self.angle_max < self.angle_min:
             raise angle.error('Invalid "angle" params, must have max > min when increment > 0')
         if self.angle_increment < 0.0 and self.angle_min < self.angle_max:
@@ -78,7 +78,9 @@ class Laser(ModelPlugin):
         beams = (self.angle_max - self.angle_min) / self.angle_increment + 1.0
         if beams > bounds.MAX_LASER_BEAMS:
             raise angle.error(
-                f'Invalid "angle" params, {beams:.0f} beams are more than the limit of {bounds.MAX_LASER_BEAMS}'
+                f"must give at most {bounds.MAX_LASER_BEAMS} beams from min to max, got {self.angle_increment:g} rad: "
+                f'{beams:.6g} beams are more than the limit (invalid "angle" params)',
+                "increment",
             )
         body = body_of(self.model, config, body_name)
         world = self.context.world
@@ -97,7 +99,7 @@ class Laser(ModelPlugin):
         self.frame_id = self.context.frame(frame)
         #: The topic of the scans (in the model's namespace).
         self.topic_name = self.context.topic(topic)
-        self.body_frame_id = self.context.frame(body_name)
+        self.body_frame_id = sensor_parent_frame(self.context, config, body_name, self.frame_id, self.broadcast_tf)
         #: The last scan (float32 ranges, NaN for misses) and its intensities, for in-process use,
         #: and the sim time (ns) it was made at (before that step).
         self.last_ranges = None
@@ -109,9 +111,9 @@ class Laser(ModelPlugin):
         self._message = None
         node = self.context.ros_node
         if node is not None:
-            self._setup_ros(node, topic)
+            self._setup_ros(node)
 
-    def _setup_ros(self, node, topic: str) -> None:
+    def _setup_ros(self, node) -> None:
         from sensor_msgs.msg import LaserScan
 
         from sim_server.ros.conversions import LaserScanCdr, stamp_cdr
@@ -119,7 +121,7 @@ class Laser(ModelPlugin):
         from sim_server.ros.tf_broadcast import broadcaster_for, transform
 
         self._stamp_cdr = stamp_cdr
-        self._publisher = node.create_publisher(LaserScan, self.context.topic(topic), SCAN_QUEUE_DEPTH)
+        self._publisher = node.create_publisher(LaserScan, self.topic_name, SCAN_QUEUE_DEPTH)
         self._listened = SubscriberCheck(self._publisher)
         # Scans go to the middleware as serialized bytes, straight to the publisher's handle:
         # rclpy's Publisher.publish checks the type and enters the handle's context on every

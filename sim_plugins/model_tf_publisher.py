@@ -1,18 +1,20 @@
 """ModelTfPublisher: TF between a model's bodies, and optionally from the world to the model.
 
-Parameters: ``reference`` (the body every other body is published relative to; default the
-model's first body), ``exclude`` (bodies not to publish, []), ``publish_tf_world`` (false: also
-publish ``world_frame_id`` -> reference), ``world_frame_id`` (``map``, not namespaced),
-``update_rate`` (Hz, .inf). Frames follow the reference's rule ``<namespace>_<body>``.
+Parameters: ``reference`` (the body every other body is published relative to; default, or
+``""``, the model's first body), ``exclude`` (bodies not to publish, []), ``publish_tf_world``
+(false: also publish ``world_frame_id`` -> reference), ``world_frame_id`` (``map``, not
+namespaced; a leading ``/`` is dropped), ``update_rate`` (Hz, .inf). Frames follow the
+reference's rule ``<namespace>_<body>``; every body published needs a name that can be a frame.
 """
 
 from __future__ import annotations
 
 import math
 
+from sim_server.core.format.entity_names import frame_problem
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
-from sim_plugins.common import body_of, read_rate
+from sim_plugins.common import body_frame, body_of, check_transform
 
 
 class ModelTfPublisher(ModelPlugin):
@@ -20,17 +22,23 @@ class ModelTfPublisher(ModelPlugin):
 
     def on_initialize(self, config: YamlReader) -> None:
         self.publish_tf_world = config.get_bool("publish_tf_world", False)
-        self.world_frame_id = config.get_str("world_frame_id", "map")
-        self.timer = UpdateTimer(read_rate(config, "update_rate", math.inf))
-        reference = config.get_str("reference", "")
-        exclude = config.get_str_list("exclude", [])
+        self.world_frame_id = self.context.world_frame(config.get_frame("world_frame_id", "map"))
+        self.timer = UpdateTimer(config.get_rate("update_rate", math.inf))
+        reference = config.get_name("reference", "")  # "" (as in the reference): the first body
+        exclude = config.get_name_list("exclude", [])
         self.reference = body_of(self.model, config, reference, "reference") if reference else self.model.first_body
         excluded = {body_of(self.model, config, name, "exclude").name for name in exclude}
         self.bodies = [
             body for body in self.model.bodies.values() if body.name not in excluded and body is not self.reference
         ]
-        self.reference_frame = self.context.frame(self.reference.name)
+        self.reference_frame = body_frame(self.context, config, self.reference.name, "reference")
+        for body in self.bodies:
+            problem = frame_problem(body.name)
+            if problem is not None:
+                raise config.error(f"must list body {body.name!r}, whose name cannot be a frame: {problem}", "exclude")
         self.child_frames = [self.context.frame(body.name) for body in self.bodies]
+        if self.publish_tf_world:
+            check_transform(config, "world_frame_id", self.world_frame_id, self.reference_frame)
         self._tf = None
         if self.context.ros_node is not None:
             from sim_server.ros.tf_broadcast import broadcaster_for, transform, update_transform

@@ -1,7 +1,8 @@
 """Odometry of the drive plugins: ground truth and noisy nav_msgs/Odometry, as the reference's.
 
 Shared parameters: ``odom_pub`` (``odometry/filtered``), ``ground_truth_pub``
-(``odometry/ground_truth``), ``odom_frame_id`` (``odom``), ``ground_truth_frame_id`` (``map``),
+(``odometry/ground_truth``), ``odom_frame_id`` (``odom``, in the model's namespace),
+``ground_truth_frame_id`` (``map``, not namespaced; a leading ``/`` is dropped),
 ``pub_rate`` (Hz, .inf), ``enable_odom_pub`` (true), the errors of
 :mod:`sim_plugins.odometry_noise` (``odom_pose_noise``, ``odom_twist_noise``: white noise as the
 reference's; ``odom_drift``: drift), ``odom_pose_covariance`` and ``odom_twist_covariance`` (36
@@ -17,16 +18,18 @@ from typing import Any
 
 import numpy as np
 
+from sim_server.core import limits as bounds
 from sim_server.core import random_streams
 from sim_server.core.geometry import Pose2D, to_body_frame
 from sim_server.core.motion import drive_kernels
 from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import PluginContext, UpdateTimer, YamlReader
-from sim_plugins.common import RecordSlot, read_rate
+from sim_plugins.common import RecordSlot, body_frame, check_transform
 from sim_plugins import odometry_noise
 from sim_plugins.odometry_noise import OdometryNoise
 
 COVARIANCE_SIZE = 36
+ODOMETRY_QUEUE_DEPTH = 10
 #: Positions of x, y and yaw (or vx, vy, wz) on the diagonal of a 6 x 6 covariance.
 DIAGONAL = (0, 7, 35)
 
@@ -43,17 +46,12 @@ class OdometryState:
 
 
 def _covariance(config: YamlReader, key: str, variances: tuple[float, ...]) -> list[float]:
+    """The 6 x 6 row-major covariance ``key``: :data:`COVARIANCE_SIZE` numbers within
+    :data:`~sim_server.core.limits.COVARIANCE`, by default ``variances`` on the diagonal."""
     default = [0.0] * COVARIANCE_SIZE
     for index, variance in zip(DIAGONAL, variances):
         default[index] = variance
-    values = config.get_any(key, default)
-    if (
-        not isinstance(values, list)
-        or len(values) != COVARIANCE_SIZE
-        or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values)
-    ):
-        raise config.error(f"must be a list of {COVARIANCE_SIZE} numbers (a 6 x 6 row-major matrix)", key)
-    return [float(v) for v in values]
+    return list(config.get_floats(key, COVARIANCE_SIZE, tuple(default), within=bounds.COVARIANCE))
 
 
 def prepare_drive() -> None:
@@ -76,14 +74,14 @@ class OdometryPublisher:
 
     def __init__(self, context: PluginContext, config: YamlReader, body_name: str) -> None:
         self.context = context
-        odom_topic = config.get_str("odom_pub", "odometry/filtered")
-        truth_topic = config.get_str("ground_truth_pub", "odometry/ground_truth")
+        odom_topic = config.get_topic("odom_pub", "odometry/filtered")
+        truth_topic = config.get_topic("ground_truth_pub", "odometry/ground_truth")
         #: The topics of the noisy odometry and of the ground truth (in the model's namespace).
         self.odom_topic, self.truth_topic = context.topic(odom_topic), context.topic(truth_topic)
-        self.odom_frame_id = context.frame(config.get_str("odom_frame_id", "odom"))
-        self.ground_truth_frame_id = config.get_str("ground_truth_frame_id", "map")
-        self.child_frame_id = context.frame(body_name)
-        self.timer = UpdateTimer(read_rate(config, "pub_rate", math.inf))
+        self.odom_frame_id = context.frame(config.get_frame("odom_frame_id", "odom"))
+        self.ground_truth_frame_id = context.world_frame(config.get_frame("ground_truth_frame_id", "map"))
+        self.child_frame_id = body_frame(context, config, body_name)
+        self.timer = UpdateTimer(config.get_rate("pub_rate", math.inf))
         self.enabled = config.get_bool("enable_odom_pub", True)
         self.twist_in_local_frame = config.get_bool("twist_in_local_frame", True)
         #: The odometry's errors (white noise, drift) and their stream.
@@ -117,8 +115,8 @@ class OdometryPublisher:
             self._set_pose = set_pose_msg
             self._set_stamp = set_stamp
             self._publishers = (
-                node.create_publisher(Odometry, context.topic(truth_topic), 10),
-                node.create_publisher(Odometry, context.topic(odom_topic), 10),
+                node.create_publisher(Odometry, self.truth_topic, ODOMETRY_QUEUE_DEPTH),
+                node.create_publisher(Odometry, self.odom_topic, ODOMETRY_QUEUE_DEPTH),
             )
             truth_message, odometry_message = Odometry(), Odometry()
             for message, frame in ((truth_message, self.ground_truth_frame_id), (odometry_message, self.odom_frame_id)):
@@ -307,6 +305,9 @@ class OdometryTransform:
 
 def odometry_transform(context: PluginContext, odometry: OdometryPublisher, config: YamlReader) -> OdometryTransform | None:
     """The drive's :class:`OdometryTransform` when it runs on ROS and ``enable_odom_tf_pub``
-    (true) asks for one, else None."""
+    (true) asks for one, else None; with it asked for, the odom frame must not be the body's
+    (checked with ROS or without, so a file loads the same either way)."""
     enabled = config.get_bool("enable_odom_tf_pub", True)
+    if enabled:
+        check_transform(config, "odom_frame_id", odometry.odom_frame_id, odometry.child_frame_id)
     return OdometryTransform(context, odometry) if enabled and context.ros_node is not None else None

@@ -50,7 +50,7 @@ class PlanarDrive(ModelPlugin):
         self.command: VelocityCommand | None = None
         self.odometry: OdometryPublisher | None = None
         self.odom_tf = None
-        body_name = config.get_str("body")
+        body_name = config.get_name("body")
         # Checked before any topic is made: a model without the body leaves nothing behind.
         self.body = body_of(self.model, config, body_name).physics_body
         #: The point (m, body frame) that moves at the drive's forward (and sideways) speed.

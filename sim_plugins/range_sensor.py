@@ -2,9 +2,11 @@
 
 Parameters: ``body`` (required), ``topic`` (``range``), ``frame`` (the plugin's name),
 ``origin`` ([x, y, yaw] on the body, [0, 0, 0]; the cone points along its x axis),
-``field_of_view`` (rad, 0.5: the cone's full width), ``beams`` (5: rays spread evenly over the
-cone, the nearest hit counts), ``range_min`` (m, 0.02), ``range_max`` (m, 4), ``radiation_type``
-(``ultrasound`` or ``infrared``), ``update_rate`` (Hz, 10), ``noise_std_dev`` (m, 0, added to a
+``field_of_view`` (rad, 0.5: the cone's full width, 0 to 2 pi; at least
+:data:`~sim_server.core.limits.MIN_CONE_OF_RAYS` with several beams), ``beams`` (5, 1 to 1000:
+rays spread evenly over the cone, the nearest hit counts; one ray points straight ahead),
+``range_min`` (m, 0.02), ``range_max`` (m, 4), ``radiation_type`` (``ultrasound`` or
+``infrared``), ``update_rate`` (Hz, 10), ``noise_std_dev`` (m, 0, added to a
 hit), ``layers`` (["all"]), ``broadcast_tf`` (true: body -> frame on /tf_static),
 ``always_publish`` (false: no casting while nobody subscribes; in-process, always).
 
@@ -24,11 +26,9 @@ from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
 from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scan_block, scene_of
-from sim_plugins.common import BatchRecords, RecordSlot, body_of, plugin_rng, read_layer_bits, read_rate
+from sim_plugins.common import BatchRecords, RecordSlot, body_of, plugin_rng, read_layer_bits, sensor_parent_frame
 
 DEFAULT_RANGE_RATE = 10.0
-#: Most rays of one ranger.
-MAX_RANGE_BEAMS = 1000
 RADIATION_TYPES = ("ultrasound", "infrared")
 RANGE_QUEUE_DEPTH = 10
 
@@ -42,22 +42,26 @@ class RangeSensor(ModelPlugin):
         prepare()
 
     def on_initialize(self, config: YamlReader) -> None:
-        body_name = config.get_str("body")
+        body_name = config.get_name("body")
         topic = config.get_topic("topic", "range")
         frame = config.get_frame("frame", self.context.name)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)
-        self.timer = UpdateTimer(read_rate(config, "update_rate", DEFAULT_RANGE_RATE))
+        self.timer = UpdateTimer(config.get_rate("update_rate", DEFAULT_RANGE_RATE))
         self.origin = config.get_pose("origin", Pose2D())
-        self.field_of_view = config.get_float("field_of_view", 0.5, within=bounds.Range(0.0, 2 * math.pi, "rad"))
-        beams = config.get_int("beams", 5, within=bounds.Range(1, MAX_RANGE_BEAMS))
+        self.field_of_view = config.get_float("field_of_view", 0.5, within=bounds.FIELD_OF_VIEW)
+        beams = config.get_int("beams", 5, within=bounds.RANGE_BEAMS)
+        if beams > 1 and self.field_of_view < bounds.MIN_CONE_OF_RAYS:
+            raise config.error(
+                f"must be at least {bounds.MIN_CONE_OF_RAYS:g} rad for beams: {beams} (a narrower cone is a single ray: "
+                f"beams: 1), got {self.field_of_view:g}",
+                "field_of_view",
+            )
         self.range_min = config.get_float("range_min", 0.02, within=bounds.DISTANCE)
         self.range_max = config.get_float("range_max", 4.0, within=bounds.LENGTH)
         if self.range_min >= self.range_max:
             raise config.error(f"must be below range_max ({self.range_max:g} m), got {self.range_min:g}", "range_min")
-        radiation = config.get_str("radiation_type", "ultrasound")
-        if radiation not in RADIATION_TYPES:
-            raise config.error(f"must be one of {', '.join(RADIATION_TYPES)}, got {radiation!r}", "radiation_type")
+        radiation = config.get_choice("radiation_type", RADIATION_TYPES, "ultrasound")
         self.radiation_type = RADIATION_TYPES.index(radiation)  # sensor_msgs/Range: ULTRASOUND 0, INFRARED 1
         noise = config.get_float("noise_std_dev", 0.0, within=bounds.NOISE)
         body = body_of(self.model, config, body_name)
@@ -70,7 +74,7 @@ class RangeSensor(ModelPlugin):
                                     self.range_max, bits, False, noise, plugin_rng(self.context))
         self.scene = scene_of(world)
         self.frame_id = self.context.frame(frame)
-        self.body_frame_id = self.context.frame(body_name)
+        self.body_frame_id = sensor_parent_frame(self.context, config, body_name, self.frame_id, self.broadcast_tf)
         self.topic_name = self.context.topic(topic)
         self._last: tuple[float | None, int] = (None, -1)
         #: Where the batch casting this ranger keeps its readings (None alone).

@@ -40,9 +40,9 @@ class TricycleDrive(ModelPlugin):
         prepare_drive()
 
     def on_initialize(self, config: YamlReader) -> None:
-        body_name = config.get_str("body")
+        body_name = config.get_name("body")
         joint_names = {
-            key: config.get_str(key) for key in ("front_wheel_joint", "rear_left_wheel_joint", "rear_right_wheel_joint")
+            key: config.get_name(key) for key in ("front_wheel_joint", "rear_left_wheel_joint", "rear_right_wheel_joint")
         }
         self.command = VelocityCommand(self.context, config)
         self.odometry = OdometryPublisher(self.context, config, body_name)

@@ -3,7 +3,8 @@
 Parameters: ``body`` (required), ``delta`` ([dx, dy, dyaw] in world axes, [0, 0, 0]),
 ``duration`` (s, 1.0), ``mode`` (``yoyo`` | ``loop`` | ``once`` | ``trigger``; ``yoyo``),
 ``easing`` (``linear`` or any name of :data:`sim_server.core.motion.easing.EASINGS`), ``trigger_topic``
-(std_msgs/Bool: in ``trigger`` mode true moves towards the end, false back to the start).
+(std_msgs/Bool: in ``trigger`` mode true moves towards the end, false back to the start; ``""``,
+the default, subscribes to nothing).
 The body is placed directly at the end of each step, so that after every step it is exactly on
 its path (contacts of the step cannot push it off, as they cannot in the reference, whose Box2D
 finds a teleported body's contacts one step later); progress advances by the step size in whole
@@ -27,18 +28,13 @@ class Tween(ModelPlugin):
     """Animates a body along an eased path."""
 
     def on_initialize(self, config: YamlReader) -> None:
-        body = body_of(self.model, config, config.get_str("body"))
-        self.mode = config.get_str("mode", "yoyo")
-        if self.mode not in MODES:
-            raise config.error(f'must be one of {", ".join(MODES)}, got "{self.mode}"', "mode")
+        body = body_of(self.model, config, config.get_name("body"))
+        self.mode = config.get_choice("mode", MODES, "yoyo")
         duration = config.get_float("duration", 1.0, within=bounds.DURATION)
         self.duration_ms = int(duration * 1000)
         self.delta = config.get_pose("delta", Pose2D())
-        trigger_topic = config.get_str("trigger_topic", "")
-        easing = config.get_str("easing", "linear")
-        if easing not in EASINGS:
-            raise config.error(f'"{easing}" is not an easing; one of: {", ".join(EASINGS)}', "easing")
-        self.easing = EASINGS[easing]
+        trigger_topic = config.get_topic("trigger_topic", "", empty_means_none=True)
+        self.easing = EASINGS[config.get_choice("easing", tuple(EASINGS), "linear")]
         self.body = body.physics_body
         self.start = body.pose
         self.progress = 0.0

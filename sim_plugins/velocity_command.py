@@ -43,7 +43,7 @@ class VelocityCommand:
 
     def __init__(self, context: PluginContext, config: YamlReader, *, lateral: bool = False) -> None:
         self.context = context
-        topic = config.get_str("twist_sub", "cmd_vel")
+        topic = config.get_topic("twist_sub", "cmd_vel")
         stamped = config.get_bool("stamped", False)
         #: Whether ``linear.y`` is read (a drive that slides sideways); else it stays 0.
         self.uses_lateral = lateral

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import yaml
 
-from sim_server.core import Pose2D, World
+from sim_server.core import Pose2D, World, limits
 from sim_server.core.errors import ConfigError
 from sim_server.rendering import render
 from sim_server.rendering.renderer import BACKGROUND
-from sim_plugins.camera import MAX_CAMERA_PIXELS, Camera
+from sim_plugins.camera import Camera
 
 GREEN = (0, 255, 0)
 RED = (255, 0, 0)
@@ -175,7 +175,7 @@ def test_the_picture_is_the_renderer_s(tmp_path: Path) -> None:
 BAD = {
     "topic": ["", "/a//b", "1abc", "bad topic!!", "a/", "~", "x" * 300],
     "frame": ["", "a b", "tab\there", "f" * 300],
-    "pixels": [0, [0, 10], [10, -1], [10, MAX_CAMERA_PIXELS + 1], [1.5, 10], [True, 10], ["a", 1], [10], [1, 2, 3], "80x80"],
+    "pixels": [0, [0, 10], [10, -1], [10, int(limits.CAMERA_PIXELS.high) + 1], [1.5, 10], [True, 10], ["a", 1], [10], [1, 2, 3], "80x80"],
     "field": [[0, 1], [1, -1], [1e-9, 1], [1, 5e-324], [1, math.nan], [1, math.inf], [1, 1e9], [1], "big", [[1], 2]],
     "update_rate": [-1, math.nan, "fast"],
     "north_up": ["yes", 1],

@@ -73,6 +73,27 @@ def test_bad_keys_are_one_line_naming_the_key(tmp_path: Path, keys: str, fault: 
     assert f'key "{fault}"' in str(raised.value) and "\n" not in str(raised.value)
 
 
+@pytest.mark.parametrize("keys", ["    field_of_view: 0", "    field_of_view: 0.0", "    field_of_view: 5e-324",
+                                  "    field_of_view: 1e-7\n    beams: 2"])
+def test_a_cone_too_narrow_for_several_beams_is_one_line_naming_both(tmp_path: Path, keys: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _world(tmp_path, keys).close()
+    message = str(raised.value)
+    assert 'key "field_of_view"' in message and "beams: " in message and "failed to initialise" not in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("fov", ["0", "5e-324", "0.5"])
+def test_one_beam_is_a_single_ray_straight_ahead_whatever_the_cone(tmp_path: Path, fov: str) -> None:
+    world = _world(tmp_path, f"    field_of_view: {fov}\n    beams: 1", walls=((2.0, -0.1, 0.1),))
+    try:
+        world.step(2)
+        ranger = _rangers(world)[0]
+        assert list(ranger.scanner.local_angles) == [0.0] and ranger.last_range == pytest.approx(2.0, abs=1e-4)
+    finally:
+        world.close()
+
+
 @pytest.mark.parametrize(("keys", "topic", "frame"), [
     ("    topic: /top/sonar_1\n    frame: /sonar_link", "/top/sonar_1", "sonar_link"),
     ("    topic: front/range\n    frame: front", "r0/front/range", "r0_front"),
