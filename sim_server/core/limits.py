@@ -246,6 +246,11 @@ CROWD_TIME = Range(0.0, 1.0e3, "s", open_low=True)
 CROWD_LENGTH = Range(0.0, 1.0e3, "m")
 #: Neighbours ORCA considers per agent.
 ORCA_NEIGHBORS = Range(1, 100)
+#: Updates of a crowd a second of sim time (0: on every physics step); a rate above 0 is at
+#: least MIN_CROWD_UPDATE_RATE (one update in 1,000 s: slower, the steps between two updates
+#: overflow a count).
+CROWD_UPDATE_RATE = Range(0.0, 1.0e6, "Hz")
+MIN_CROWD_UPDATE_RATE = 1.0e-3
 
 # ------------------------------------------------------------------------------------ plugins
 #: The cone of a Range sensor (rad): 0 (a single ray) to a full turn.

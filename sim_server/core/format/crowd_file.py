@@ -301,7 +301,11 @@ def _parse_crowd(entry: YamlReader, layer_names: set[str]) -> CrowdSpec:
     parameters = _parse_parameters(entry, MODELS[model]())
     radius = entry.get_float("radius", DEFAULT_RADIUS, within=limits.PEDESTRIAN_RADIUS)
     speed = _speed(entry, "speed", DEFAULT_SPEED)
-    update_rate = entry.get_float("update_rate", DEFAULT_UPDATE_RATE, within=limits.RATE)
+    update_rate = entry.get_float("update_rate", DEFAULT_UPDATE_RATE, within=limits.CROWD_UPDATE_RATE)
+    if 0.0 < update_rate < limits.MIN_CROWD_UPDATE_RATE:
+        raise entry.error(
+            f"must be 0 (every physics step) or at least {limits.MIN_CROWD_UPDATE_RATE:g} Hz, got {update_rate:g}", "update_rate"
+        )
     layers = tuple(dict.fromkeys(entry.get_name_list("layers", [], scalar_ok=True)))
     for layer in layers:
         if layer not in layer_names:

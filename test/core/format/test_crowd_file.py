@@ -6,16 +6,20 @@ from __future__ import annotations
 import copy
 import math
 import random
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
 from sim_server.core import limits
 from sim_server.core.errors import ConfigError
+from sim_server.core.format.crowd_file import OrcaParameters, SocialForceParameters, parse_crowds
+from sim_server.core.format.yaml_reader import REQUIRED, YamlReader
 from sim_server.core.world import World
-from test.core.test_abuse import HOSTILE_VALUES, _paths, _remove, _replace, assert_clean_outcome
+from test.core.test_abuse import HOSTILE_VALUES, _get, _paths, _remove, _replace, assert_clean_outcome
 
 ROOM = "-6 -4 6 -4\n6 -4 6 4\n6 4 -6 4\n-6 4 -6 -4\n0 -4 0 -1\n0 1 0 4\n0 -1 0 1\n"  # the door closed
 CROWD: dict[str, Any] = {
@@ -173,3 +177,111 @@ def test_replicas_may_not_multiply_people_beyond_the_limit(tmp_path: Path) -> No
     crowd["agents"] = [{"count": 100, "start": "left", "goals": "left"}]
     with pytest.raises(ConfigError, match="hold 10100 pedestrians, more than the limit"):
         World.from_file(write_world(tmp_path, [crowd]), replicas=Replicas(101, 1.0))
+
+
+# ------------------------------------------------------------------------------------ every numeric key's range
+#: Every key of both models, each parameter at its default, so that every range is recorded.
+FULL_CROWDS = {
+    "social_force": dict(CROWD, parameters={f.name: f.default for f in fields(SocialForceParameters)
+                                            if f.name != "wrap_angle"}),
+    "orca": dict(CROWD, model="orca", parameters={f.name: f.default for f in fields(OrcaParameters)}),
+}
+
+
+#: Values within their key's range tried (a seeded sample; each walks a crowd for a while).
+MAX_CROWD_VALUES_IN_RANGE = 120
+
+
+class _RangeRecorder(YamlReader):
+    """A reader that logs, for every number read with a range, where (the entry), the key, the
+    reader and the range."""
+
+    log: list[tuple[str, str, str, Any, Any]] = []
+
+    def _child(self, data: Any, location: str) -> YamlReader:
+        return _RangeRecorder(data, self.file, location)
+
+    def get_float(self, key: str, default: Any = REQUIRED, **kwargs: Any) -> float:
+        _RangeRecorder.log.append((self.location, key, "float", kwargs.get("within"), default))
+        return super().get_float(key, default, **kwargs)
+
+    def get_int(self, key: str, default: Any = REQUIRED, **kwargs: Any) -> int:
+        _RangeRecorder.log.append((self.location, key, "int", kwargs.get("within"), default))
+        return super().get_int(key, default, **kwargs)
+
+    def get_floats(self, key: str, size: int, default: Any = REQUIRED, **kwargs: Any) -> tuple[float, ...]:
+        _RangeRecorder.log.append((self.location, key, f"floats{size}", kwargs.get("within"), default))
+        return super().get_floats(key, size, default, **kwargs)
+
+
+def _document_path(location: str, key: str) -> tuple:
+    """The path in a crowd's mapping of ``key`` read at ``location`` (``pedestrians[0]
+    ("people").agents[1]``)."""
+    path: list[Any] = []
+    for part in location.split(")", 1)[1].split(".")[1:]:
+        name, _, index = part.partition("[")
+        path += [name, int(index.rstrip("]"))] if index else [name]
+    return (*path, key)
+
+
+def _range_cases() -> list[Any]:
+    """The bounds of each range and the numbers next to them, with the probes of the plugin-key
+    test (the values of the wrong type are :func:`_crowd_variants`'), for every key of the
+    social force crowd and the parameters of the ORCA one."""
+    from test.sim_plugins.test_plugin_key_abuse import BAD_NUMBERS, REFUSED, WRONG_TYPES, number_values
+
+    generic = [repr(value) for value in BAD_NUMBERS + WRONG_TYPES]
+    cases = []
+    for model, crowd in FULL_CROWDS.items():
+        _RangeRecorder.log = []
+        parse_crowds(_RangeRecorder({"pedestrians": [crowd]}, Path("world.yaml")), {"walls"})
+        seen = set()
+        for location, key, kind, within, default in _RangeRecorder.log:
+            path = _document_path(location, key)
+            if within is None or path in seen or (model != "social_force" and path[0] != "parameters"):
+                continue
+            seen.add(path)
+            bounds = list(within) if isinstance(within, (list, tuple)) else [within] * int(kind[6:] or 1)
+            for position, bound in enumerate(bounds if kind.startswith("floats") else [bound for bound in bounds[:1]]):
+                for value, expect in number_values(bound, whole=kind == "int"):
+                    if repr(value) in generic:
+                        continue
+                    if kind.startswith("floats"):
+                        try:
+                            current = list(_get(crowd, path))
+                        except (KeyError, IndexError):  # not in the file: its default
+                            current = list(default)
+                        current[position] = value
+                        value = current
+                    cases.append(pytest.param(model, path, value, expect, id=f"{model}:{list(path)}={value!r:.40}"))
+    refused = [case for case in cases if case.values[3] == REFUSED]
+    others = [case for case in cases if case.values[3] != REFUSED]
+    return refused + random.Random("crowd ranges").sample(others, min(len(others), MAX_CROWD_VALUES_IN_RANGE))
+
+
+@pytest.mark.parametrize(("model", "path", "value", "expect"), _range_cases())
+def test_every_numeric_crowd_key_takes_its_whole_range_and_nothing_beyond(
+    tmp_path: Path, model: str, path: tuple, value: Any, expect: str
+) -> None:
+    """Each number a crowd reads with a range of sim_server.core.limits: a value beyond the
+    range is refused in one line naming the key; a value within it (its bounds, the numbers
+    next to them, 0, 1e-300 ...) loads and walks with finite people, or is refused in one line."""
+    from test.sim_plugins.test_plugin_key_abuse import REFUSED
+    crowd = _replace(FULL_CROWDS[model], path, value)
+    try:
+        world = World.from_file(write_world(tmp_path, [crowd]))
+    except ConfigError as exc:  # in range, it may still not fit the rest (a radius too wide for the room)
+        message = str(exc)
+        assert "\n" not in message and "world.yaml" in message, message
+        assert expect != REFUSED or f'key "{path[-1]}"' in message, message
+        return
+    try:
+        assert expect != REFUSED, f"{list(path)} = {value!r} was accepted"
+        for _ in range(3):
+            world.step(40)
+            people = world.crowd("people")
+            assert np.isfinite(people.positions()).all() and np.isfinite(people.people.rows("velocity")).all()
+            for body in world.physics.bodies:
+                assert math.isfinite(body.position[0]) and math.isfinite(body.position[1])
+    finally:
+        world.close()
