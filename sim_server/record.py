@@ -8,34 +8,41 @@ as an animated GIF, an H.264 MP4 or a PNG of the last moment (see
 TricycleDrive the wheel speed and the steering angle) or by a script (``--script FILE``, a Python
 file defining ``control(world)``, called before every step). The view is everything loaded
 (default), a fixed rectangle (``--view``) or one that follows a model (``--follow``, with
-``--turn`` to keep its heading up). Ctrl-C or SIGTERM stops early and keeps what was recorded.
+``--turn`` to keep its heading up). Ctrl-C or SIGTERM stops early and keeps what was recorded
+(:mod:`sim_server.stop_signals`: before the world has loaded it ends the program with nothing
+written; more signals while the file is written change nothing).
 
 Exit codes: 0 done (also when stopped early: the file holds what was recorded); 1 the world file
-is missing or does not load, the script failed or the run could not go on (no file is left); 2
-arguments that cannot be used (nothing is run). Errors are one line on stderr.
+is missing or does not load, the script failed, a write failed (a full disk: one line names the
+file and the reason) or the run could not go on (no file is left, what was at the target stays);
+2 arguments that cannot be used (nothing is run). Errors are one line on stderr.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import logging
-import math
-import runpy
-import signal
-import sys
-import traceback
-from pathlib import Path
-from typing import Callable, Iterator
+from sim_server.stop_signals import Interrupted, StopSignals, exit_at_once_while_starting
 
-from sim_server.core.errors import SimError, one_line
-from sim_server.live.discovery import drive_command
-from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT
-from sim_server.live.log import MCAP_SUFFIX, LogError, record_mcap
-from sim_server.live.view import RECORD_ENCODINGS
-from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record
-from sim_server.core.limits import SEED, STEP_SIZE
-from sim_server.rendering.renderer import MAX_PIXELS_SIDE, MIN_VIEW_SIZE, View
+if __name__ == "__main__":  # before the slow imports: a stop signal during them ends at once
+    exit_at_once_while_starting()
+
+import argparse  # noqa: E402 (after the handlers above)
+import contextlib  # noqa: E402
+import logging  # noqa: E402
+import math  # noqa: E402
+import runpy  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Callable, Iterator  # noqa: E402
+
+from sim_server.core.errors import SimError, one_line  # noqa: E402
+from sim_server.core.limits import SEED, STEP_SIZE  # noqa: E402
+from sim_server.live.discovery import drive_command  # noqa: E402
+from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, RecordWriteError  # noqa: E402
+from sim_server.live.log import MCAP_SUFFIX, LogError, record_mcap  # noqa: E402
+from sim_server.live.view import RECORD_ENCODINGS  # noqa: E402
+from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record  # noqa: E402
+from sim_server.rendering.renderer import MAX_PIXELS_SIDE, MIN_VIEW_SIZE, View  # noqa: E402
 
 #: The field (m) of a view that follows a model, when not given.
 DEFAULT_FOLLOW_FIELD = (20.0, 20.0)
@@ -164,44 +171,23 @@ def set_drives(world, drives: list[list[str]]) -> None:
             raise UsageError(f"--drive {model_name}: {error}") from None
 
 
-class ScriptInterrupted(BaseException):
-    """Raised into the user's script by Ctrl-C or SIGTERM, so a script that never returns stops."""
-
-
-class Signals:
-    """The signals received (Ctrl-C, SIGTERM); one that arrives while the user's script runs
-    interrupts it (:class:`ScriptInterrupted`), else it is only noted and the recording stops at
-    its next step."""
-
-    def __init__(self) -> None:
-        self.received: list[int] = []
-        self.in_script = False
-
-    def __call__(self, number: int, frame) -> None:
-        self.received.append(number)
-        if self.in_script:
-            self.in_script = False
-            raise ScriptInterrupted()
-
-    def run_script(self, path: Path, function: Callable, *args):
-        """``function(*args)`` of the user's script: its failures as :class:`ScriptError`; a
-        signal ends it early (None is returned then)."""
-        try:
-            self.in_script = True
+def run_script(signals: StopSignals, path: Path, function: Callable, *args):
+    """``function(*args)`` of the user's script: its failures as :class:`ScriptError`; a stop
+    signal interrupts it (a script that never returns stops too) and None is returned."""
+    try:
+        with signals.interrupting():
             return function(*args)
-        except ScriptInterrupted:
-            return None
-        except BaseException as error:  # noqa: BLE001 - the user's own code, sys.exit included
-            raise ScriptError(path, error) from None
-        finally:
-            self.in_script = False
+    except Interrupted:
+        return None
+    except BaseException as error:  # noqa: BLE001 - the user's own code, sys.exit included
+        raise ScriptError(path, error) from None
 
 
-def load_script(path: Path, signals: Signals) -> Callable:
+def load_script(path: Path, signals: StopSignals) -> Callable:
     """The ``control(world)`` function of a script file."""
     if not path.is_file():
         raise UsageError(f'--script: "{path}" is not a file')
-    namespace = signals.run_script(path, runpy.run_path, str(path))
+    namespace = run_script(signals, path, runpy.run_path, str(path))
     if namespace is None:  # stopped while it loaded
         return lambda world: None
     control = namespace.get("control")
@@ -262,33 +248,27 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    with _log_in_one_line():
-        signals = Signals()
-        previous = {number: signal.signal(number, signals) for number in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            return _record(args, signals)
-        finally:
-            if argv is not None:  # called from a program: its handlers back (the command line keeps
-                for number, handler in previous.items():  # ours to the end, so no late Ctrl-C raises)
-                    signal.signal(number, handler)
+    with _log_in_one_line(), StopSignals(command_line=argv is None) as signals:
+        return _record(args, signals)
 
 
-def _record(args: argparse.Namespace, signals: Signals) -> int:
+def _record(args: argparse.Namespace, signals: StopSignals) -> int:
     from sim_server.core.world import World  # after the arguments: --help is quick
 
     world = None
     try:
         options = {"step_size": args.step_size} if args.step_size is not None else {}
-        world = World.from_file(args.world, seed=args.seed, enable_levels=args.levels, **options)
+        with signals.interrupting():  # a world that takes long to load: a signal ends it
+            world = World.from_file(args.world, seed=args.seed, enable_levels=args.levels, **options)
         set_drives(world, args.drive)
         control = load_script(args.script, signals) if args.script else None
 
         def before_step(current) -> None:
-            signals.run_script(args.script, control, current)
+            run_script(signals, args.script, control, current)
 
         if args.out.suffix.lower() == MCAP_SUFFIX:
             log = record_mcap(world, args.out, args.seconds, rate=args.fps, before_step=before_step if control else None,
-                              stop=lambda: bool(signals.received), max_bytes=args.max_mib * 2**20, keep=args.keep,
+                              stop=lambda: signals.requested, max_bytes=args.max_mib * 2**20, keep=args.keep,
                               encoding=args.encoding)
             how = " (stopped early)" if log.interrupted else ""
             more = f" (and {', '.join(f.name for f in log.files[1:])})" if len(log.files) > 1 else ""
@@ -298,16 +278,16 @@ def _record(args: argparse.Namespace, signals: Signals) -> int:
         result: Recording = record(
             world, args.out, args.seconds, fps=args.fps, speed=args.speed, view=view_maker(world, args),
             lasers=args.lasers, trails=args.trails, before_step=before_step if control else None,
-            stop=lambda: bool(signals.received),
+            stop=lambda: signals.requested,
         )
     except (UsageError, RecordingError, LogError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    except (SimError, ScriptError, RunError) as error:
+    except (SimError, ScriptError, RunError, RecordWriteError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
-    except ScriptInterrupted:  # a signal in the instant the script was entered or left
-        print(f"{PROG}: stopped while the script ran; nothing written", file=sys.stderr)
+    except Interrupted:  # while the world loaded: nothing was recorded
+        print("stopped before the recording began; nothing written")
         return 0
     except OSError as error:  # the file, while writing it (a full disk, say)
         print(f"{PROG}: error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)

@@ -5,24 +5,32 @@ Loads the world in-process and serves it over the Foxglove WebSocket protocol
 transforms and sim time, the services (``/pause``, ``/resume``, ``/step_world``,
 ``/reset_world``, ``/spawn_model``, ``/delete_model``, ``/move_model``) and driving robots from
 the Teleop panel on their ``cmd_vel`` topics (``--watch-only`` turns both off). ``--record
-run.mcap`` also writes the channels to MCAP; ``--layout layout.json`` writes a Foxglove layout
-for the world (:mod:`sim_server.live.layout`). Ctrl-C or SIGTERM ends it (exit 0).
+run.mcap`` also writes the channels to MCAP (written beside the name and put there when it is
+complete, as ``python -m sim_server.record`` does; a write that fails, a full disk say, ends
+the run with one line naming the file and the reason, exit 1, and the name keeps what it had);
+``--layout layout.json`` writes a Foxglove layout for the world (:mod:`sim_server.live.layout`).
+Ctrl-C or SIGTERM ends it (exit 0; :mod:`sim_server.stop_signals`).
 
-Exit codes: 0 done or stopped; 1 the world does not load or the run failed; 2 arguments that
-cannot be used (a port in use, say). Errors are one line on stderr.
+Exit codes: 0 done or stopped; 1 the world does not load, a write of the recording failed or
+the run failed; 2 arguments that cannot be used (a port in use, say). Errors are one line on
+stderr.
 """
 
 from __future__ import annotations
 
-import argparse
-import signal
-import sys
-from pathlib import Path
+from sim_server.stop_signals import Interrupted, StopSignals, exit_at_once_while_starting
 
-from sim_server.core.errors import SimError, one_line
-from sim_server.core.limits import SEED, STEP_SIZE
-from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT
-from sim_server.live.view import RECORD_ENCODINGS
+if __name__ == "__main__":  # before the slow imports: a stop signal during them ends at once
+    exit_at_once_while_starting()
+
+import argparse  # noqa: E402 (after the handlers above)
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from sim_server.core.errors import SimError, one_line  # noqa: E402
+from sim_server.core.limits import SEED, STEP_SIZE  # noqa: E402
+from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT  # noqa: E402
+from sim_server.live.view import RECORD_ENCODINGS  # noqa: E402
 
 PROG = "python -m sim_server.serve"
 
@@ -60,25 +68,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed is not None and not SEED.contains(args.seed):
         print(f"{PROG}: error: --seed must be a whole number from 0 to {int(SEED.high)}, got {args.seed}", file=sys.stderr)
         return 2
-    received: list[int] = []
-    previous = {number: signal.signal(number, lambda number, frame: received.append(number))
-                for number in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        return _serve(args, lambda: bool(received))
-    finally:
-        if argv is not None:  # called from a program: its handlers back
-            for number, handler in previous.items():
-                signal.signal(number, handler)
+    with StopSignals(command_line=argv is None) as signals:
+        return _serve(args, signals)
 
 
-def _serve(args: argparse.Namespace, stopped) -> int:
+def _serve(args: argparse.Namespace, signals: StopSignals) -> int:
     from sim_server.core.world import World  # after the arguments: --help is quick
     from sim_server.live import LiveView
 
     world = None
     try:
         options = {"step_size": args.step_size} if args.step_size is not None else {}
-        world = World.from_file(args.world, seed=args.seed, enable_levels=args.levels, **options)
+        with signals.interrupting():  # a world that takes long to load: a signal ends it
+            world = World.from_file(args.world, seed=args.seed, enable_levels=args.levels, **options)
         world.time.paused = args.paused
         if args.layout is not None:
             from sim_server.live.layout import write_layout
@@ -88,7 +90,8 @@ def _serve(args: argparse.Namespace, stopped) -> int:
         try:
             view = LiveView(world, host=args.host, port=args.port, rate=args.rate, record=args.record,
                             record_max_bytes=args.record_max_mib * 2**20, record_keep=args.record_keep,
-                            control=not args.watch_only, record_encoding=args.record_encoding)
+                            control=not args.watch_only, record_encoding=args.record_encoding,
+                            on_record_error=lambda error: None)  # told below, once
         except ValueError as error:
             print(f"{PROG}: error: {error}", file=sys.stderr)
             return 2
@@ -97,11 +100,18 @@ def _serve(args: argparse.Namespace, stopped) -> int:
             print(f"serving {args.world} on {view.url} (in Foxglove: Open connection, Foxglove WebSocket{acting}); "
                   "Ctrl-C ends", flush=True)
             try:
-                view.run(seconds=args.seconds, speed=args.speed, stop=stopped)
+                view.run(seconds=args.seconds, speed=args.speed,
+                         stop=lambda: signals.requested or view.record_error is not None)
             except ValueError as error:
                 print(f"{PROG}: error: {error}", file=sys.stderr)
                 return 2
+        if view.record_error is not None:  # in the run, or writing the file's end
+            print(f"{PROG}: error: {view.record_error}", file=sys.stderr)
+            return 1
         print(f"stopped at sim time {world.time.sim_time:.3f} s", flush=True)
+        return 0
+    except Interrupted:  # while the world loaded
+        print("stopped before serving began", flush=True)
         return 0
     except SimError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)

@@ -42,7 +42,8 @@ ALLOWED_GROUPS = {
     "programs": {"root", "core", "rendering", "live", "ros", "plugins", "learning", "programs"},
 }
 #: The programs: command-line entry points over everything.
-PROGRAMS = {"sim_server.__main__", "sim_server.demo", "sim_server.record", "sim_server.serve", "sim_server.warm_up"}
+PROGRAMS = {"sim_server.__main__", "sim_server.demo", "sim_server.record", "sim_server.serve", "sim_server.stop_signals",
+            "sim_server.warm_up"}
 
 #: The core's layers, lowest first; the units of one layer are siblings and do not import each
 #: other. A unit is a ground module or a subpackage of sim_server.core; "" is the package itself.

@@ -252,3 +252,169 @@ def test_a_signal_stops_early_and_keeps_the_recording(tmp_path: Path, number: in
 
     with av.open(str(out)) as video:
         assert sum(1 for _ in video.decode(video=0)) >= 1
+
+
+# ---------------------------------------------------------------------------------- full disks
+#: Per format: the options of a run and the bytes a file may hold (the run's file needs more).
+FORMATS_FILLED = {
+    "mcap": (["--seconds", "600"], 300_000),
+    "gif": (["--seconds", "5", "--pixels", "400", "--lasers"], 5_000),
+    "mp4": (["--seconds", "30", "--pixels", "400"], 20_000),
+}
+
+
+@pytest.mark.parametrize("kind", FORMATS_FILLED)
+def test_a_file_that_cannot_grow_is_one_line_exit_1_and_the_old_file_stays(tmp_path: Path, kind: str) -> None:
+    """A real limit on the size of the files the process writes (EFBIG "File too large", as a
+    full disk's ENOSPC): one line naming the file and the reason, none of the SDK's error lines,
+    exit 1, what was at the target kept, nothing hidden left; for MCAP the run stopped in the
+    step whose write failed (a script, called before every step, sees whether it ran on)."""
+    from test.live.full_files import TOO_LARGE, fill_numba_cache, hidden_files, run_with_file_size_limit
+
+    fill_numba_cache(DEMO_WORLD)
+    out = tmp_path / f"run.{kind}"
+    out.write_bytes(b"old")
+    options, limit = FORMATS_FILLED[kind]
+    report = tmp_path / "steps.json"
+    script = tmp_path / "control.py"
+    script.write_text(
+        "import atexit, json\nfrom pathlib import Path\n"
+        f"FOLDER, LIMIT, REPORT = Path({str(tmp_path)!r}), {limit}, Path({str(report)!r})\n"
+        "seen = {'steps': 0, 'after_full': 0}\n"
+        "def control(world):\n"
+        "    seen['steps'] += 1\n"
+        "    sizes = [p.stat().st_size for p in FOLDER.glob('.run.partial-*')]\n"
+        "    if not sizes or max(sizes) >= LIMIT:  # the write that failed filled it to the limit\n"
+        "        seen['after_full'] += 1\n"
+        "atexit.register(lambda: REPORT.write_text(json.dumps(seen)))\n"
+    )
+    result = run_with_file_size_limit(["-m", "sim_server.record", str(DEMO_WORLD), *options,
+                                       "--script", str(script), "--out", str(out)], limit)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines() == [f"python -m sim_server.record: error: cannot write {out}: {TOO_LARGE}"]
+    assert out.read_bytes() == b"old" and not hidden_files(tmp_path) and not result.stdout
+    if kind == "mcap":  # written as the run goes: it stopped where the file was full
+        import json
+
+        seen = json.loads(report.read_text())
+        assert seen["after_full"] == 0 and 0 < seen["steps"] < 600 / 0.005 / 10, seen
+
+
+# ---------------------------------------------------------------------------------- bad targets
+def test_mcap_targets_that_cannot_be_recorded_to_are_one_line_and_code_2(capsys, tmp_path: Path) -> None:
+    from test.live.full_files import bad_targets
+
+    cases = bad_targets(tmp_path) | {"a name without .mcap": (tmp_path / "run.bag", "must end in")}
+    for case, (out, fault) in cases.items():
+        before = sorted(p.name for p in tmp_path.iterdir())
+        code, said, err = run(capsys, DEMO_WORLD, "--seconds", "0.2", "--out", out)
+        if fault is None:
+            assert code == 0 and said.startswith(f"wrote {out}: 3 update(s)") and not out.is_symlink(), (case, err)
+            continue
+        lines = err.splitlines()
+        assert code == 2 and len(lines) == 1 and fault in lines[0] and not said, (case, err)
+        assert lines[0].startswith("python -m sim_server.record: error: ") and len(lines[0]) < 600, case
+        assert sorted(p.name for p in tmp_path.iterdir()) == before, case
+    assert (tmp_path / "linked.bin").read_bytes() == b"linked"
+
+
+BOUNDS = [
+    (["--max-mib", "0"], "size of a recording's file"),
+    (["--max-mib", "1"], None),
+    (["--max-mib", str(2**20)], None),
+    (["--max-mib", str(2**20 + 1)], "size of a recording's file"),
+    (["--keep", "0"], "files of a recording kept"),
+    (["--keep", "1"], None),
+    (["--keep", "100000"], None),
+    (["--keep", "100001"], "files of a recording kept"),
+]
+
+
+@pytest.mark.parametrize(("extra", "fault"), BOUNDS, ids=[" ".join(b[0]) for b in BOUNDS])
+def test_the_bounds_of_an_mcap_recording_at_their_limits(capsys, tmp_path: Path, extra: list[str], fault: str | None) -> None:
+    out = tmp_path / "run.mcap"
+    code, said, err = run(capsys, DEMO_WORLD, "--seconds", "0.2", "--out", out, *extra)
+    if fault is None:
+        assert code == 0 and said.startswith(f"wrote {out}: 3 update(s)"), err
+        assert [p.name for p in tmp_path.iterdir()] == ["run.mcap"]
+    else:
+        assert code == 2 and err.count("\n") == 1 and fault in err and not list(tmp_path.iterdir()), err
+
+
+def test_keeping_one_file_of_a_long_run_leaves_the_newest_whole(capsys, tmp_path: Path) -> None:
+    from mcap.reader import make_reader
+
+    out = tmp_path / "run.mcap"
+    out.write_bytes(b"an older run's")
+    code, said, err = run(capsys, TUNNEL_WORLD.parent.parent / "crowd" / "world.yaml", "--seconds", "30",
+                          "--max-mib", "1", "--keep", "1", "--out", out)
+    kept = [p.name for p in tmp_path.iterdir()]
+    assert code == 0 and len(kept) == 1 and kept[0].startswith("run.") and kept[0] != "run.mcap", (err, kept)
+    assert f"(and {kept[0]})" not in said and kept[0] in said
+    with (tmp_path / kept[0]).open("rb") as stream:
+        summary = make_reader(stream).get_summary()
+    assert summary.statistics.channel_message_counts  # whole: it has its summary
+
+
+# ---------------------------------------------------------------------------------- stop signals
+#: When the signals come: a moment after the program took them over (Python importing, the world
+#: loading: where each lands varies, the outcome must not), while stepping (the file being
+#: written exists), as the file is written at the end, and after "wrote ..." (the teardown).
+PHASES = ("at 0 s", "at 0.4 s", "at 0.9 s", "stepping", "writing", "teardown")
+SIGNAL_CASES = [
+    (kind, phase, 1 + index % 3, STOP[index % 2])
+    for index, (kind, phase) in enumerate((k, p) for k in ("gif", "mcap") for p in PHASES)
+    for STOP in [(signal.SIGINT, signal.SIGTERM)]
+]
+
+
+@pytest.mark.parametrize(("kind", "phase", "count", "number"), SIGNAL_CASES,
+                         ids=[f"{k}-{p}-{c}x{signal.Signals(n).name}" for k, p, c, n in SIGNAL_CASES])
+def test_stop_signals_at_any_moment_end_with_exit_0_and_a_whole_file_or_none(
+        tmp_path: Path, kind: str, phase: str, count: int, number: int) -> None:
+    from test.test_stop_signals import Watched, file_of_size
+
+    out = tmp_path / f"run.{kind}"
+    stepping = tmp_path / "stepping"  # made by the script once the run is 0.5 s of sim time in
+    script = tmp_path / "mark.py"
+    script.write_text("from pathlib import Path\ndef control(world):\n"
+                      f"    if world.time.sim_time >= 0.5:\n        Path({str(stepping)!r}).touch()\n")
+    extra = ["--seconds", "60", "--script", str(script)] if phase == "stepping" else ["--seconds", "1"]
+    watched = Watched(["-m", "sim_server.record", str(DEMO_WORLD), *extra, "--pixels", "200", "--out", str(out)], REPO_ROOT)
+    partial = lambda: list(tmp_path.glob(".run.partial-*"))  # noqa: E731 - the file being written
+    if phase.startswith("at "):
+        watched.until(lambda: watched.handles(signal.SIGTERM), "handling stop signals")
+        time.sleep(float(phase.split()[1]))  # not a timing assert: only where the signals land varies
+    elif phase == "stepping":
+        watched.until(stepping.exists, "stepping")
+    elif phase == "writing":  # a GIF is written at the end; an MCAP is put in place then
+        watched.until(lambda: file_of_size(partial)() or out.exists(), "writing the file")
+    else:
+        watched.until(lambda: watched.said("wrote "), "done")
+    watched.signal(number, count)
+    code, said, err = watched.finish()
+    assert code == 0, (said, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err and "rror" not in err, err
+    assert not list(tmp_path.glob(".*")), list(tmp_path.iterdir())
+    if phase == "stepping":
+        assert "(stopped early)" in said, said
+    if out.exists():
+        assert said.startswith(f"wrote {out}: ")
+        _assert_whole(out, kind)
+    else:
+        assert said in ("", "stopped before the recording began; nothing written\n"), said
+
+
+def _assert_whole(out: Path, kind: str) -> None:
+    if kind == "gif":
+        with Image.open(out) as gif:
+            assert gif.n_frames >= 1
+            gif.seek(gif.n_frames - 1)
+            gif.load()
+        return
+    from mcap.reader import make_reader
+
+    with out.open("rb") as stream:
+        summary = make_reader(stream).get_summary()
+    counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
+    assert counts["/scene"] >= 1 and counts["/tf"] == counts["/scene"]

@@ -3,19 +3,21 @@ scans), which the Foxglove app and Lichtblick replay with the same 3D panel.
 
 :func:`record_mcap` writes to a hidden file beside the target and puts it in place when done
 (whatever was at the target stays if the run fails); a run stopped early (Ctrl-C) is closed
-properly, so the file holds what was recorded and reads like any other.
+properly, so the file holds what was recorded and reads like any other. A write that fails (a
+full disk, a file size limit) ends the run at once with
+:class:`~sim_server.live.files.RecordWriteError`, naming the file and the operating system's
+reason; nothing of the run is left.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, numbered
+from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, shown
 from sim_server.live.view import LiveView
 
 if TYPE_CHECKING:
@@ -54,48 +56,44 @@ def record_mcap(
     Hz (sim time) to the MCAP file ``path``; a file that holds ``max_bytes`` is followed by
     ``<stem>.1.mcap``, ... and the ``keep`` newest stay (:mod:`sim_server.live.files`);
     ``encoding="ros2"`` writes ROS 2 messages where ROS has a type (``/tf``, ``/clock``, the scans).
+    Every file is put in place when the run ends well (also when ``stop`` ends it early).
 
     Raises:
         LogError: the seconds, rate or file cannot be used (nothing is written then).
+        sim_server.live.files.RecordWriteError: a write failed (the step it failed in is the
+            last; no file of the run is left, the names keep what they had).
     """
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and 0.0 <= seconds <= MAX_SECONDS):
         raise LogError(f"the seconds to record must be from 0 to {MAX_SECONDS:g}, got {seconds}")
     path = Path(path)
     if path.suffix.lower() != MCAP_SUFFIX:
-        raise LogError(f'"{path}": an MCAP log must end in {MCAP_SUFFIX}, got "{path.suffix}"')
-    if not path.parent.is_dir():
-        raise LogError(f'"{path}": the folder "{path.parent}" does not exist')
-    if path.exists() and not path.is_file():
-        raise LogError(f'"{path}" exists and is not a regular file')
-    partial = path.with_name(f".{path.stem}.partial-{os.getpid()}{path.suffix}")
+        raise LogError(f'"{shown(path)}": an MCAP log must end in {MCAP_SUFFIX}, got "{shown(path.suffix)}"')
     started = time.perf_counter()
     steps = int(round(seconds / world.time.step_size))
     start_ns = world.time.time_ns
     interrupted = False
-    view: LiveView | None = None
-    written: list[Path] = []
-    try:
-        try:  # it checks the rate and the bounds before it opens any file
-            view = LiveView(world, port=None, rate=rate, record=partial, record_max_bytes=max_bytes, record_keep=keep,
-                            record_encoding=encoding)
-        except ValueError as error:
-            raise LogError(f'"{path}": {error}') from None
-        with view:
+    try:  # it checks the rate, the bounds and the file before it writes anything
+        view = LiveView(world, port=None, rate=rate, record=path, record_max_bytes=max_bytes, record_keep=keep,
+                        record_encoding=encoding, record_at_close=True, on_record_error=lambda error: None)
+    except ValueError as error:
+        raise LogError(str(error)) from None
+    with view:
+        try:
             view.publish()  # the world as it starts
             for _ in range(steps):
+                if view.record_error is not None:
+                    break
                 if stop():
                     interrupted = True
                     break
                 if before_step is not None:
                     before_step(world)
                 world.step()
-        for number, file in view.record_files:
-            target = path if number == 0 else numbered(path, number)
-            os.replace(file, target)
-            written.append(target)
-    finally:
-        for _, file in view.record_files if view is not None else []:
-            file.unlink(missing_ok=True)  # what a failed run left (those put in place are gone from here)
-    assert view is not None
+        except BaseException:
+            view.discard_recording()  # a run that failed leaves what was there
+            raise
+    if view.record_error is not None:  # in the run, or writing the files' ends
+        raise view.record_error
+    written = [file for _, file in view.record_files]
     sim_seconds = (world.time.time_ns - start_ns) / 1e9
     return McapRecording(written[0], view.updates, sim_seconds, time.perf_counter() - started, interrupted, written)

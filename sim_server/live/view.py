@@ -32,6 +32,7 @@ Units: metres, radians; times are sim time.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from time import monotonic as wall_clock
 from time import sleep as wall_sleep
@@ -43,7 +44,7 @@ from foxglove.websocket import StatusLevel
 from sim_server.core import limits
 from sim_server.live.control import SimulationControl, WorldSimulation
 from sim_server.live.feed import Feed, SceneListener
-from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, McapFiles, check_bounds
+from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, McapFiles, RecordWriteError, check_bounds
 from sim_server.live.requests import Requests
 from sim_server.live.services import JSON, services
 from sim_server.live.teleop import Teleop
@@ -71,6 +72,8 @@ RECORD_ENCODINGS = ("foxglove", "ros2")
 PAUSED_REFRESH = 1.0
 #: Wall seconds :meth:`LiveView.run` waits between two servings while the world is paused.
 PAUSED_TICK = 0.02
+
+_logger = logging.getLogger(__name__)
 
 
 class _Listener(SceneListener):
@@ -103,14 +106,24 @@ class LiveView:
         port: the TCP port (0: any free one, see :attr:`port`); None: no server, only ``record``.
         rate: updates (scene, transforms) a second of sim time (Hz); clients get at most as many
             a second of wall time.
-        record: an MCAP file to write the same channels to (replaced if it exists): ``rate``
-            updates a second of sim time and every scan, however fast the run.
+        record: an MCAP file to write the same channels to: ``rate`` updates a second of sim
+            time and every scan, however fast the run. It is written beside its name and put
+            there (replacing what was) once complete: when the next file begins or the view
+            closes (:mod:`sim_server.live.files`).
         record_max_bytes: a recording's file holds about this many bytes; then the next begins
             (``run.1.mcap``, ``run.2.mcap``, ...: :mod:`sim_server.live.files`).
         record_keep: the newest files of a recording kept (older ones are deleted).
         record_encoding: ``"foxglove"`` (the channels as clients get them) or ``"ros2"``: ROS 2
             messages where ROS has a type (``/tf``, ``/clock``, the scans; the scene stays
             ``foxglove.SceneUpdate``), which ROS tools read (:mod:`sim_server.live.feed`).
+        record_at_close: every file of the recording waits beside its name until the view
+            closes, then all are put in place (a run recorded as a whole:
+            :func:`~sim_server.live.log.record_mcap`).
+        on_record_error: called once when a write of the recording fails, with the error
+            naming the file and the operating system's reason (a full disk, say): the recording
+            stops there (its hidden file is deleted, the name keeps what it had) and the view
+            goes on without it. None (the default): the error is logged, one line through the
+            ``sim_server`` logger (the ROS node's log, on ROS). :attr:`record_error` keeps it.
         control: what clients may do: True (the default) the services and driving for ``world``
             stepped in-process (:class:`~sim_server.live.control.WorldSimulation`), a
             :class:`~sim_server.live.control.SimulationControl` of one's own (the ROS node's),
@@ -123,7 +136,9 @@ class LiveView:
     def __init__(self, world: "World", host: str = "127.0.0.1", port: int | None = DEFAULT_PORT,
                  rate: float = DEFAULT_RATE, record: str | Path | None = None,
                  record_max_bytes: int = DEFAULT_FILE_BYTES, record_keep: int = DEFAULT_FILES_KEPT,
-                 control: "bool | SimulationControl" = True, record_encoding: str = "foxglove") -> None:
+                 control: "bool | SimulationControl" = True, record_encoding: str = "foxglove", *,
+                 record_at_close: bool = False,
+                 on_record_error: Callable[[RecordWriteError], None] | None = None) -> None:
         if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not limits.PORT.contains(port)):
             raise ValueError(f"port must be an integer 0 to 65535 (0: any free port), got {port!r:.40}")
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not limits.RATE.contains(rate) or rate <= 0:
@@ -145,6 +160,8 @@ class LiveView:
         self.updates = 0
         self.server = None
         self._files: McapFiles | None = None
+        self._on_record_error = on_record_error
+        self._record_error_told = False
         self._live: Feed | None = None
         self._log: Feed | None = None
         self._closed = True
@@ -161,7 +178,8 @@ class LiveView:
                 if record_encoding not in RECORD_ENCODINGS:
                     raise ValueError(f"record_encoding must be one of {', '.join(RECORD_ENCODINGS)}, got {record_encoding!r:.40}")
                 context = foxglove.Context()
-                self._files = McapFiles(Path(record), context, record_max_bytes, record_keep, self._restart_log)
+                self._files = McapFiles(Path(record), context, record_max_bytes, record_keep, self._restart_log,
+                                        at_close=record_at_close)
                 self._log = Feed(world, context, ros2=record_encoding == "ros2")
             if port is not None:
                 context = foxglove.Context()
@@ -201,6 +219,12 @@ class LiveView:
         """The files of the recording kept so far, oldest first, with their numbers (0: the
         file named by ``record``; k: ``<stem>.<k>.mcap``); empty without a recording."""
         return [] if self._files is None else list(zip(self._files.numbers, self._files.files))
+
+    @property
+    def record_error(self) -> RecordWriteError | None:
+        """Why the recording stopped early (a write failed: the file and the operating system's
+        reason), or None."""
+        return None if self._files is None else self._files.error
 
     def _tell_clients(self, text: str) -> None:
         server = self.server
@@ -284,12 +308,48 @@ class LiveView:
             if live is not None and wall_clock() >= self._next_wall:
                 self._update_live()
             self._want_scans()
+        else:
+            if log is not None and log.listened:
+                log.send_new_scans()  # every scan, as the laser makes it
+            if live is not None and live.listened and wall_clock() >= self._next_scan_wall:
+                self._next_scan_wall = wall_clock() + self._scan_wall_period
+                live.send_new_scans()
+        if log is not None and self._files.failed:
+            self._recording_failed()
+
+    # ------------------------------------------------------------------ a recording that fails
+    def _recording_failed(self) -> None:
+        """A write failed: stop the recording (no message is built for it from now on) and say
+        why, once."""
+        assert self._files is not None
+        self._files.check()  # deletes its hidden file; the error says why
+        self._end_recording()
+        self._tell_record_error()
+
+    def _end_recording(self) -> None:
+        if self._log is not None:
+            self._stop_wanting_scans()
+            self._log.close()
+            self._log = None
+            self._want_scans()
+
+    def _tell_record_error(self) -> None:
+        error = self.record_error
+        if error is None or self._record_error_told:
             return
-        if log is not None and log.listened:
-            log.send_new_scans()  # every scan, as the laser makes it
-        if live is not None and live.listened and wall_clock() >= self._next_scan_wall:
-            self._next_scan_wall = wall_clock() + self._scan_wall_period
-            live.send_new_scans()
+        self._record_error_told = True
+        if self._on_record_error is not None:
+            self._on_record_error(error)
+        else:
+            _logger.error("live view: the recording stopped: %s", error)
+
+    def discard_recording(self) -> None:
+        """Stop the recording and delete what is not in place yet (the file being written; with
+        ``record_at_close`` every file): their names keep what they had. For a run that fails
+        (:func:`~sim_server.live.log.record_mcap`)."""
+        if self._files is not None:
+            self._files.discard()
+        self._end_recording()
 
     def _update_live(self) -> None:
         assert self._live is not None and self.server is not None
@@ -320,6 +380,8 @@ class LiveView:
         elif self._log is not None:
             self.updates += 1
         self._want_scans()
+        if self._log is not None and self._files.failed:
+            self._recording_failed()
 
     def use_world(self, world: "World") -> None:
         """Show ``world`` from now on instead (a server that loaded another world): clients
@@ -337,6 +399,8 @@ class LiveView:
             self.control.use_world(world)
         if self._teleop is not None:
             self._teleop.use_world(world)
+        if self._log is not None and self._files.failed:
+            self._recording_failed()
 
     def _stop_wanting_scans(self) -> None:
         for feed in self._feeds:
@@ -346,7 +410,9 @@ class LiveView:
 
     # ------------------------------------------------------------------ the end
     def close(self) -> None:
-        """Stop serving, finish the MCAP file (it stays readable) and leave the step loop."""
+        """Stop serving, finish the MCAP file (it stays readable; put in place) and leave the
+        step loop. A write of the file's end that fails is told as any other
+        (``on_record_error``)."""
         if not self._closed:
             self._closed = True
             self._stop_wanting_scans()
@@ -364,6 +430,7 @@ class LiveView:
             self.server = None
         if self._files is not None:
             self._files.close()
+            self._tell_record_error()
 
     def __enter__(self) -> "LiveView":
         return self

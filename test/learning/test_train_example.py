@@ -31,7 +31,7 @@ def test_centred_ranks() -> None:
         (["--sigma", "0"], "--sigma must be > 0"),
         (["--learning-rate", "nan"], "--learning-rate must be > 0"),
         (["--worlds", "many"], "invalid int value"),
-        (["--seed", "-1"], "--seed must be >= 0"),
+        (["--seed", "-1"], "--seed must be a whole number from 0 to 9223372036854775807, got -1"),
     ],
 )
 def test_bad_arguments_are_one_line(argv: list[str], fault: str, capsys: pytest.CaptureFixture[str]) -> None:

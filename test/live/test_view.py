@@ -4,6 +4,7 @@ arguments are refused with a message."""
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from importlib import import_module
@@ -403,3 +404,76 @@ def test_a_learning_vector_environment_is_watched_whole() -> None:
     children = [t.child_frame_id for t in client.messages["/tf"][-1].transforms]
     assert len(robots) == 3 and len(children) == len(set(children))
     assert {entity.id for entity in client.messages["/scene"][-1].entities} >= {f"model/{name}" for name in robots}
+
+
+# ---------------------------------------------------------------------------------- a recording that fails
+def test_a_full_disk_stops_only_the_recording_and_the_view_serves_on(
+        world: World, tmp_path: Path, monkeypatch, caplog) -> None:
+    """As on the ROS node (foxglove_record): the recording stops at the first write that fails,
+    one error line goes through the sim_server logger, nothing more is written, and clients are
+    served as before."""
+    from test.live.full_files import NO_SPACE, fill_up_after, hidden_files
+
+    path = tmp_path / "run.mcap"
+    path.write_bytes(b"old")
+    made = fill_up_after(monkeypatch, 200_000)
+    caplog.set_level(logging.DEBUG)
+    with LiveView(world, port=0, record=path) as view:
+        client = Client(view.url)
+        try:
+            client.until(lambda: "/scene" in client.topics())
+            client.subscribe("/scene")
+            for _ in range(20_000):
+                world.step()
+                if view.record_error is not None:
+                    break
+            assert str(view.record_error) == f"cannot write {path}: {NO_SPACE}"
+            assert not hidden_files(tmp_path) and path.read_bytes() == b"old"  # at once, not at the close
+            seen = len(client.messages.get("/scene", []))
+            client.until(lambda: len(client.messages.get("/scene", [])) > seen + 3, between=lambda: world.step(10))
+            world.step(400)
+        finally:
+            client.close()
+    assert made[0].failed_writes == 1 and len(made) == 1  # nothing tried after the first refusal
+    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.name, r.getMessage()) for r in errors] == [
+        ("sim_server.live.view", f"live view: the recording stopped: cannot write {path}: {NO_SPACE}")]
+    assert path.read_bytes() == b"old" and not hidden_files(tmp_path)
+
+
+def test_run_ends_at_the_failed_write_when_asked_and_the_error_is_told_once(world: World, tmp_path: Path, monkeypatch) -> None:
+    """``serve --record``'s way: ``on_record_error`` hears it once; ``run`` stopped by it steps
+    no more."""
+    from test.live.full_files import fill_up_after
+
+    made = fill_up_after(monkeypatch, 200_000)
+    told = []
+    steps_after = []
+    # (this hook runs before the view's: in the step whose write fails it sees no failure yet)
+    world.after_step_hooks.append(lambda time: steps_after.append(1) if made[0].failed_writes else None)
+    with LiveView(world, port=None, record=tmp_path / "run.mcap", on_record_error=told.append) as view:
+        view.run(seconds=600.0, speed=0.0, stop=lambda: view.record_error is not None)
+    assert len(told) == 1 and told[0] is view.record_error and made[0].failed_writes == 1
+    assert not steps_after  # no step after the one whose write failed
+    assert world.time.sim_time < 60.0
+
+
+def test_a_recording_is_put_in_place_when_the_view_closes(world: World, tmp_path: Path) -> None:
+    """The old file stays until the new one is complete (``serve --record`` over an old run)."""
+    path = tmp_path / "run.mcap"
+    path.write_bytes(b"old")
+    with LiveView(world, port=None, record=path) as view:
+        world.step(100)
+        assert path.read_bytes() == b"old" and view.record_files == [(0, path)]
+    assert path.stat().st_size > 10_000 and [p.name for p in tmp_path.iterdir()] == ["run.mcap"]
+
+
+def test_a_discarded_recording_leaves_what_was_there(world: World, tmp_path: Path) -> None:
+    path = tmp_path / "run.mcap"
+    path.write_bytes(b"old")
+    with LiveView(world, port=None, record=path, record_at_close=True) as view:
+        world.step(100)
+        view.discard_recording()
+        world.step(100)
+    assert path.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["run.mcap"]
+    assert view.record_error is None and view.record_files == []
