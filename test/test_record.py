@@ -17,6 +17,7 @@ from PIL import Image
 
 from sim_server.record import main
 from test.conftest import DEMO_WORLD, REPO_ROOT
+from test.live.full_files import RECORDING_BOUNDS
 
 TUNNEL_WORLD = REPO_ROOT / "config" / "worlds" / "tunnel" / "world.yaml"
 
@@ -318,16 +319,7 @@ def test_mcap_targets_that_cannot_be_recorded_to_are_one_line_and_code_2(capsys,
     assert (tmp_path / "linked.bin").read_bytes() == b"linked"
 
 
-BOUNDS = [
-    (["--max-mib", "0"], "size of a recording's file"),
-    (["--max-mib", "1"], None),
-    (["--max-mib", str(2**20)], None),
-    (["--max-mib", str(2**20 + 1)], "size of a recording's file"),
-    (["--keep", "0"], "files of a recording kept"),
-    (["--keep", "1"], None),
-    (["--keep", "100000"], None),
-    (["--keep", "100001"], "files of a recording kept"),
-]
+BOUNDS = [([f"--{option}", value], fault) for option, value, fault in RECORDING_BOUNDS]
 
 
 @pytest.mark.parametrize(("extra", "fault"), BOUNDS, ids=[" ".join(b[0]) for b in BOUNDS])

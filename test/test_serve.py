@@ -19,6 +19,7 @@ from mcap.reader import make_reader
 from sim_server.serve import main
 from test.conftest import REPO_ROOT
 from test.live.client import Client
+from test.live.full_files import RECORDING_BOUNDS
 
 CROWD_WORLD = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
 
@@ -157,16 +158,7 @@ def test_record_targets_that_cannot_be_used_are_one_line_and_code_2(capsys, tmp_
         assert sorted(p.name for p in tmp_path.iterdir()) == before, case
 
 
-@pytest.mark.parametrize(("extra", "fault"), [
-    (["--record-max-mib", "0"], "size of a recording's file"),
-    (["--record-max-mib", "1"], None),
-    (["--record-max-mib", str(2**20)], None),
-    (["--record-max-mib", str(2**20 + 1)], "size of a recording's file"),
-    (["--record-keep", "0"], "files of a recording kept"),
-    (["--record-keep", "1"], None),
-    (["--record-keep", "100000"], None),
-    (["--record-keep", "100001"], "files of a recording kept"),
-])
+@pytest.mark.parametrize(("extra", "fault"), [([f"--record-{option}", value], fault) for option, value, fault in RECORDING_BOUNDS])
 def test_the_bounds_of_a_recording_at_their_limits(capsys, tmp_path: Path, extra: list[str], fault: str | None) -> None:
     out = tmp_path / "run.mcap"
     code = main([str(CROWD_WORLD), "--port", "0", "--seconds", "0.1", "--speed", "0", "--record", str(out), *extra])

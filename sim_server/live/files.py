@@ -30,7 +30,9 @@ from typing import Callable
 import foxglove
 
 from sim_server.core import limits
-from sim_server.core.errors import QUOTED_TEXT_LIMIT, one_line
+from sim_server.core.errors import one_line
+from sim_server.core.format.bounded_read import shown_path
+from sim_server.core.format.file_targets import partial_path, reason_of, target_problem
 
 #: Bytes of one file, by default (the file may pass it by one chunk of the writer).
 DEFAULT_FILE_BYTES = 1024 * 2**20
@@ -49,7 +51,7 @@ class RecordWriteError(Exception):
     ``cannot write /x/run.mcap: No space left on device``."""
 
     def __init__(self, path: Path, reason: str, code: int | None = None) -> None:
-        super().__init__(f"cannot write {shown(path)}: {reason}")
+        super().__init__(f"cannot write {shown_path(path)}: {reason}")
         #: The file (its final name).
         self.path = path
         #: The operating system's reason (its ``strerror``).
@@ -66,42 +68,17 @@ def check_bounds(max_bytes: int, keep: int) -> None:
         raise ValueError(f"the files of a recording kept must be {limits.MCAP_FILES_KEPT.describe()}, got {keep!r:.40}")
 
 
-def shown(path: Path | str) -> str:
-    """``path`` as a message shows it: whole, or its last characters when it is very long."""
-    text = str(path)
-    return text if len(text) <= QUOTED_TEXT_LIMIT else "..." + text[3 - QUOTED_TEXT_LIMIT:]
-
-
-def reason_of(error: BaseException) -> str:
-    """The operating system's words for ``error`` (its ``strerror``), else its text."""
-    return getattr(error, "strerror", None) or str(error) or type(error).__name__
-
-
 def numbered(path: Path, number: int) -> Path:
     """The ``number``-th file after ``path`` (``run.mcap``: ``run.1.mcap``, ...)."""
     return path.with_name(f"{path.stem}.{number}{path.suffix}")
 
 
-def partial_path(path: Path) -> Path:
-    """Where ``path`` is written until it is complete: a hidden file beside it, named for this
-    process."""
-    return path.with_name(f".{path.stem}.partial-{os.getpid()}{path.suffix}")
-
-
 def check_target(path: Path) -> None:
-    """ValueError (one line, naming ``path``) when ``path`` cannot receive a recording: its folder
-    is missing, it exists and is not a regular file (a folder, a FIFO, a link to a folder) or
-    cannot be written, or the name cannot be used at all."""
-    try:
-        if not path.parent.is_dir():
-            raise ValueError(f'cannot record to "{shown(path)}": the folder "{shown(path.parent)}" does not exist')
-        if path.exists() or path.is_symlink():
-            if not path.is_file():
-                raise ValueError(f'cannot record to "{shown(path)}": it exists and is not a regular file')
-            if not os.access(path, os.W_OK):
-                raise ValueError(f'cannot record to "{shown(path)}": it exists and cannot be written')
-    except OSError as error:  # a name too long, say
-        raise ValueError(f'cannot record to "{shown(path)}": {reason_of(error)}') from None
+    """ValueError (one line, naming ``path``) when ``path`` cannot receive a recording
+    (:func:`~sim_server.core.format.file_targets.target_problem`)."""
+    problem = target_problem(path)
+    if problem is not None:
+        raise ValueError(f'cannot record to "{shown_path(path)}": {problem}')
 
 
 def open_file(path: Path) -> io.RawIOBase:
@@ -236,10 +213,10 @@ class McapFiles:
         try:
             self._open(0)
         except (OSError, ValueError) as error:
-            raise ValueError(f'cannot record to "{shown(self.path)}": {reason_of(error)}') from None
+            raise ValueError(f'cannot record to "{shown_path(self.path)}": {reason_of(error)}') from None
         self.check()
         if self.error is not None:  # not even the header could be written
-            raise ValueError(f'cannot record to "{shown(self.path)}": {self.error.reason}')
+            raise ValueError(f'cannot record to "{shown_path(self.path)}": {self.error.reason}')
 
     # ------------------------------------------------------------------ state
     @property

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, shown
+from sim_server.core.format.bounded_read import shown_path
+from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT
 from sim_server.live.view import LiveView
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def record_mcap(
         raise LogError(f"the seconds to record must be from 0 to {MAX_SECONDS:g}, got {seconds}")
     path = Path(path)
     if path.suffix.lower() != MCAP_SUFFIX:
-        raise LogError(f'"{shown(path)}": an MCAP log must end in {MCAP_SUFFIX}, got "{shown(path.suffix)}"')
+        raise LogError(f'"{shown_path(path)}": an MCAP log must end in {MCAP_SUFFIX}, got "{shown_path(path.suffix)}"')
     started = time.perf_counter()
     steps = int(round(seconds / world.time.step_size))
     start_ns = world.time.time_ns

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Callable, Protocol
 import numpy as np
 from PIL import Image
 
+from sim_server.core.format.bounded_read import shown_path
+from sim_server.core.format.file_targets import partial_path, target_problem
 from sim_server.rendering.overlays import Trails, laser_rays
 from sim_server.rendering.renderer import Renderer, View
 
@@ -153,18 +155,14 @@ WRITERS: dict[str, type] = {".gif": GifWriter, ".mp4": Mp4Writer, ".png": PngWri
 
 def writer_for(path: Path, fps: float) -> FrameWriter:
     """The writer of ``path``'s format (by its extension, see :data:`FORMATS`). It writes to a
-    hidden file beside ``path`` (:func:`partial_path`), which :func:`record` puts in place when
+    hidden file beside ``path`` (:func:`~sim_server.core.format.file_targets.partial_path`), which :func:`record` puts in place when
     the recording is done: a run that fails leaves whatever was at ``path`` as it was."""
     writer = WRITERS.get(path.suffix.lower())
     if writer is None:
         raise RecordingError(f'"{path}": the file must end in {", ".join(FORMATS)}, got "{path.suffix}"')
-    if not path.parent.is_dir():
-        raise RecordingError(f'"{path}": the folder "{path.parent}" does not exist')
-    if path.exists() or path.is_symlink():
-        if not path.is_file():
-            raise RecordingError(f'"{path}" exists and is not a regular file')
-        if not os.access(path, os.W_OK):
-            raise RecordingError(f'"{path}" exists and cannot be written')
+    problem = target_problem(path)
+    if problem is not None:
+        raise RecordingError(f'"{shown_path(path)}": {problem}')
     partial = partial_path(path)
     try:
         partial.touch()
@@ -175,11 +173,6 @@ def writer_for(path: Path, fps: float) -> FrameWriter:
     except Exception as error:  # PyAV's errors: one line
         partial.unlink(missing_ok=True)
         raise RecordingError(f'"{path}" cannot be written: {error}') from None
-
-
-def partial_path(path: Path) -> Path:
-    """Where a recording of ``path`` is written until it is done: a hidden file beside it."""
-    return path.with_name(f".{path.stem}.partial-{os.getpid()}{path.suffix}")
 
 
 def _frame_rate(fps: float):

@@ -129,3 +129,17 @@ def bad_targets(folder: Path) -> dict[str, tuple[Path, str | None]]:
         cases["a read-only folder"] = (folder / "locked" / "run.mcap", os.strerror(errno.EACCES))
         cases["a read-only file"] = (folder / "readonly.mcap", "cannot be written")
     return cases
+
+
+#: The bounds of a recording at and beyond their limits: (``max-mib`` or ``keep``, the value,
+#: the words of its refusal or None), for the options of ``record`` and ``serve``.
+RECORDING_BOUNDS: list[tuple[str, str, str | None]] = [
+    ("max-mib", "0", "size of a recording's file"),
+    ("max-mib", "1", None),
+    ("max-mib", str(2**20), None),
+    ("max-mib", str(2**20 + 1), "size of a recording's file"),
+    ("keep", "0", "files of a recording kept"),
+    ("keep", "1", None),
+    ("keep", "100000", None),
+    ("keep", "100001", "files of a recording kept"),
+]

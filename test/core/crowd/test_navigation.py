@@ -61,42 +61,35 @@ def test_distances_go_round_the_wall_through_the_door() -> None:
     assert grid.field_id(8.0, 1.0, set) == grid.field_id(8.02, 1.02, set)
 
 
-def test_following_the_directions_leads_through_the_door() -> None:
-    grid = WalkingGrid(ROOM, 0.3, 0.1)
-    position = np.array([[2.0, 1.0]])
-    goal = np.array([[8.0, 1.0]])
-    field = np.array([grid.field_id(8.0, 1.0, set)])
+def walk(grid: WalkingGrid, start: tuple[float, float], goal: tuple[float, float], steps: int) -> np.ndarray:
+    """Follow the walking directions from ``start`` towards ``goal`` in steps of 5 cm (at most
+    ``steps``), never into a wall of :data:`ROOM`; where the walk ended."""
+    position, target = np.array([start]), np.array([goal])
+    field = np.array([grid.field_id(goal[0], goal[1], set)])
     walls = WallIndex(ROOM)
     near = np.empty((8, 3))
-    for step in range(400):
+    for step in range(steps):
         direction, distance = np.zeros((1, 2)), np.zeros(1)
-        walking_directions(position, goal, field, *grid.arrays(), direction, distance)
+        walking_directions(position, target, field, *grid.arrays(), direction, distance)
         if distance[0] < 0.1:
             break
         position = position + 0.05 * direction
         found = walls_within(position[0, 0], position[0, 1], 0.3, step + 1, *walls.arrays(), near, 8)
         assert found == 0 or near[0, 0] > 0.1  # never into a wall
-    assert np.linalg.norm(position - goal) < 0.1
+    return position[0]
+
+
+def test_following_the_directions_leads_through_the_door() -> None:
+    grid = WalkingGrid(ROOM, 0.3, 0.1)
+    assert np.linalg.norm(walk(grid, (2.0, 1.0), (8.0, 1.0), 400) - (8.0, 1.0)) < 0.1
 
 
 def test_a_goal_beyond_the_grid_is_reached_round_the_walls() -> None:
     grid = WalkingGrid(ROOM, 0.3, 0.1)
     # west of the room, the goal far east of it: the straight way runs into the room's wall
-    position, goal = np.array([[-1.0, 3.0]]), np.array([[30.0, 3.0]])
     assert grid.cell_of(30.0, 3.0) is None
-    field = np.array([grid.field_id(30.0, 3.0, set)])
-    assert field[0] >= 0  # the field of the edge cell nearest to the goal
-    walls = WallIndex(ROOM)
-    near = np.empty((8, 3))
-    for step in range(2000):
-        direction, distance = np.zeros((1, 2)), np.zeros(1)
-        walking_directions(position, goal, field, *grid.arrays(), direction, distance)
-        if distance[0] < 0.1:
-            break
-        position = position + 0.05 * direction
-        found = walls_within(position[0, 0], position[0, 1], 0.3, step + 1, *walls.arrays(), near, 8)
-        assert found == 0 or near[0, 0] > 0.1  # never into a wall
-    assert np.linalg.norm(position - goal) < 0.1
+    assert grid.field_id(30.0, 3.0, set) >= 0  # the field of the edge cell nearest to the goal
+    assert np.linalg.norm(walk(grid, (-1.0, 3.0), (30.0, 3.0), 2000) - (30.0, 3.0)) < 0.1
 
 
 def test_in_open_space_the_way_is_straight() -> None:
