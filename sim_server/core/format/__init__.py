@@ -1,6 +1,8 @@
 """File formats: reading Flatland's world, model and map files strictly, with limits on every read.
 
 * :mod:`.bounded_read` -- reading files with a size limit (regular files only);
+* :mod:`.file_targets` -- where files the simulator writes go (a checked target, written beside
+  it until whole);
 * :mod:`.yaml_parsing`, :mod:`.yaml_preprocessor` -- YAML with bounded size and depth, and the
   reference's ``$eval`` (sandboxed Lua) and ``$include``;
 * :mod:`.yaml_reader` -- the strict reader every file and plugin configuration goes through:
