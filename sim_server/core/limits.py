@@ -270,3 +270,18 @@ WHEELBASE = Range(1.0e-3, SHAPE_EXTENT, "m")
 #: latitude either way) never reach a pole, where longitude is undefined and the conversion to
 #: WGS-84 divides by zero (a reference at 90 deg failed at the origin).
 GPS_REFERENCE_LATITUDE = Range(-89.0, 89.0, "deg")
+
+# ------------------------------------------------------------------------------------ pedsim scenarios
+#: Bytes of one pedsim scenario file (XML): pedsim's largest bundled scenario has 14 kB, a
+#: scenario of 100,000 wall segments about 5 MiB.
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+#: Elements of one scenario file, all kinds together (each becomes an object in memory; reading
+#: 100,000 takes about 2 s).
+MAX_SCENARIO_ELEMENTS = 100_000
+#: Attributes in a row anywhere in a scenario file (pedsim's elements take at most 6), counted
+#: before the XML parser runs: expat holds all of a start tag's attributes at once, and a tag of
+#: 16 MiB of attributes took it and Python 400 MiB.
+MAX_SCENARIO_ATTRIBUTES = 32
+#: The direction a queue of a scenario faces (deg, as pedsim's files give it; pedsim wraps it
+#: to (-180, 180] by steps of 360 degrees, which never ends for 1e300).
+QUEUE_DIRECTION = Range(-1.0e4, 1.0e4, "deg")

@@ -11,6 +11,8 @@
   descriptions (``WorldSpec``, ``ModelSpec``, ``MapData``);
 * :mod:`.crowd_file` -- the world file's crowds (the ``pedestrians`` key of ours) and the crowd
   models' parameters;
+* :mod:`.pedsim_scenario` -- pedsim's scenario files (XML: walls, waypoints, queues,
+  attractions, agent clusters and the robot), read with limits;
 * :mod:`.entity_names`, :mod:`.shape_validation` -- the rules for names and footprints.
 
 Nothing here creates Box2D objects: :mod:`sim_server.core.physics` builds them from these specs.
