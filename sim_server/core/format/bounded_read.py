@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from sim_server.core.errors import ConfigError
 
@@ -78,12 +79,30 @@ def read_bytes(path: Path, what: str, max_bytes: int) -> bytes:
         if not stat.S_ISREG(mode):
             raise ConfigError(f'{what} "{shown}" is {_kind(mode)}, not a regular file')
         try:
-            data = stream.read(max_bytes + 1)
+            data = _read_at_most(stream, max_bytes + 1)
         except OSError as exc:
             raise ConfigError(f'{what} "{shown}" cannot be read: {_reason(exc)}') from None
     if len(data) > max_bytes:
         raise ConfigError(f'{what} "{shown}" has more than the limit of {_mib(max_bytes)}')
     return data
+
+
+#: Bytes read at a time: a read of the whole limit at once would take all of it (512 MiB for an
+#: image) from the allocator whatever the file's size.
+READ_CHUNK = 1024 * 1024
+
+
+def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``stream``, read a chunk at a time (memory grows with the file,
+    not with the limit)."""
+    chunks, total = [], 0
+    while total < limit:
+        chunk = stream.read(min(READ_CHUNK, limit - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def read_text(path: Path, what: str, max_bytes: int) -> str:
