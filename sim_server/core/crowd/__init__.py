@@ -9,7 +9,9 @@
 * :mod:`.navigation` -- the walking grid: where a body fits, which places connect, distance fields
   and walking directions;
 * :mod:`.neighbors`, :mod:`.walls` -- who is near whom, and the walls near each one;
-* :mod:`.touch` -- which people's bodies take part in Box2D's contacts (those a robot may reach).
+* :mod:`.touch` -- which people's bodies take part in Box2D's contacts (those a robot may reach);
+* :mod:`.social_metrics` -- how robots did among people, per robot and episode, step by step:
+  the social navigation metrics of CrowdNav, SocNavBench and Arena-Rosnav.
 
 A crowd reaches the world through :class:`~.crowd.CrowdHost`; sensors and pictures see its
 people through :meth:`~sim_server.core.physics.world_view.WorldView.crowd_circles`.
