@@ -7,9 +7,9 @@ independent implementations.
   subscribes to /clock and /scan (so both are published); N = 200 and 1,000. The issue tracker's
   targets: 30 and 5 times real time.
 * ``core, office, N people``: the same world stepped in-process.
-* ``social force vs pysocialforce``: :func:`bench.crowd_oracles.speed_comparison`, 1,000 people in
+* ``social force vs pysocialforce``: :func:`bench.social_force_oracle.speed_comparison`, 1,000 people in
   a 50 m square (target: 100 times faster).
-* ``ORCA vs RVO2``: :func:`bench.crowd_oracles.circle_comparison`, RVO2's circle swap of 250
+* ``ORCA vs RVO2``: :func:`bench.orca_oracle.circle_comparison`, RVO2's circle swap of 250
   agents (target: at least as fast as RVO2 through pyrvo).
 """
 
@@ -21,7 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from bench.crowd_oracles import circle_comparison, speed_comparison
+from bench.orca_oracle import circle_comparison
+from bench.social_force_oracle import speed_comparison
 from bench.node_runner import run_node
 from sim_server.core import World
 

@@ -246,6 +246,20 @@ CROWD_TIME = Range(0.0, 1.0e3, "s", open_low=True)
 CROWD_LENGTH = Range(0.0, 1.0e3, "m")
 #: Neighbours ORCA considers per agent.
 ORCA_NEIGHBORS = Range(1, 100)
+#: People of one entry of a crowd placed as the world loads, and most of a spawner's people in
+#: the world at once.
+PEOPLE_OF_ENTRY = Range(0, MAX_PEDESTRIANS)
+SPAWNER_LIMIT = Range(1, MAX_PEDESTRIANS)
+#: Arrivals a spawner makes in all (no end without it), and people of one arrival.
+SPAWNER_TOTAL = Range(1, 2**62)
+ARRIVAL_SIZE = Range(1, 100)
+#: Lengths of the social force that divide (m): gamma, obstacle_sigma.
+CROWD_DIVISOR_LENGTH = Range(0.0, 1.0e3, "m", open_low=True)
+#: A crowd model's speed cap as a multiple of each person's preferred speed.
+SPEED_CAP_MULTIPLIER = Range(1.0, 100.0)
+#: What a robot's distance from a person is divided by in the social force (pedsim's
+#: robotPosDiffScalingFactor): above 1 people give robots more room than each other.
+ROBOT_DISTANCE_SCALING = Range(0.01, 100.0)
 #: Updates of a crowd a second of sim time (0: on every physics step); a rate above 0 is at
 #: least MIN_CROWD_UPDATE_RATE (one update in 1,000 s: slower, the steps between two updates
 #: overflow a count).

@@ -35,21 +35,23 @@ from Box2D import b2
 
 from sim_server.core import limits
 from sim_server.core.crowd.navigation import WalkingGrid, walking_directions
-from sim_server.core.crowd.neighbors import build_grid, nearest_centres
-from sim_server.core.crowd.orca import orca_step
+from sim_server.core.crowd.neighbors import build_grid
+from sim_server.core.crowd.orca import neighbor_cell, orca_step
+from sim_server.core.crowd.orca_obstacles import OrcaObstacles
 from sim_server.core.crowd.people import (
     IDLE, REGION_GOALS, STANDING_STATE, WAITING_STATE, WALKING_STATE, WAYPOINTS, CrowdState, Pedestrian, People,
     arrivals, waits_over,
 )
 from sim_server.core.crowd.places import IN_WALL, Places
-from sim_server.core.crowd.social_force import neighbour_grids, social_force_step
+from sim_server.core.crowd.robots import Robots, RobotState
+from sim_server.core.crowd.social_force import neighbour_grids, robot_shapes, social_force_step
 from sim_server.core.crowd.touch import REACH_HYSTERESIS, REACH_SLACK, reach_of, within_reach
 from sim_server.core.crowd.walls import WallIndex
+from sim_server.core.crowd.yielding import yield_to_robots
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.crowd_file import CrowdSpec, OrcaParameters, Route, SocialForceParameters
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.physics.layer import BodyRef
-from sim_server.core.physics.model import bounding_radius
 
 if TYPE_CHECKING:
     from sim_server.core.physics.layer import Layer
@@ -60,6 +62,19 @@ if TYPE_CHECKING:
 BODY_NAME = "body"
 #: Density of a pedestrian's body (kg/m^2); kinematic bodies ignore it, contacts report it.
 BODY_DENSITY = 1.0
+#: Smallest side (m) of the cells of the grid that finds the robots near a person.
+MIN_ROBOT_CELL = 1.0
+#: A robot whose velocity (m/s, or turn rate, rad/s) changed by more than this since the crowd's
+#: last update has people near it yield again before the next physics step.
+YIELD_TOLERANCE = 0.01
+#: ORCA's preferred velocities are turned this much (rad) clockwise, to the right. Walking
+#: straight at a standing body, ORCA only slows (its half-plane faces the body head-on) and never
+#: passes: RVO2's examples perturb preferred velocities at random by up to 1e-4 m/s for this; a
+#: fixed turn to the right does it deterministically, and people pass on the right, as the social
+#: force's tie has them do (:data:`~sim_server.core.crowd.social_force.ROBOT_TIE`).
+ORCA_KEEP_RIGHT = 1e-3
+_KEEP_RIGHT = np.array([[math.cos(ORCA_KEEP_RIGHT), -math.sin(ORCA_KEEP_RIGHT)],
+                        [math.sin(ORCA_KEEP_RIGHT), math.cos(ORCA_KEEP_RIGHT)]])
 #: Routes of people added at run time kept before unused ones are dropped.
 MAX_RUNTIME_ROUTES = 1000
 
@@ -143,8 +158,10 @@ class Crowd:
         self._walls_version = -1
         self._stamp = 1
         self._batch: BodyBatch | None = None
-        #: The moving bodies of models, their bounding radii (m) and whether each is dynamic.
-        self._robots: tuple[BodyBatch, np.ndarray, np.ndarray] | None = None
+        #: The moving bodies of models in the crowd's layers: the robots people meet.
+        self._robots = Robots(self.bits)
+        #: The robots' velocities (M, 3) when people last yielded to them (None: never).
+        self._yielded_for: np.ndarray | None = None
         #: The physics step (host.time.iterations) at which the people's positions were last brought up to date.
         self._advanced_at = host.time.iterations
         #: Whether a model came or moved since the last check of which bodies are active.
@@ -152,8 +169,6 @@ class Crowd:
         #: The squared speeds (m^2/s^2) the dynamic bodies (:meth:`robots`) may reach before the
         #: active set must be checked again (None: no check made for the bodies of now).
         self._speed_limits_sq: np.ndarray | None = None
-        #: The dynamic ones of the robots, whose speeds :meth:`_too_fast` reads.
-        self._dynamic = BodyBatch([])
         self._centre = self._world_centre()
         self._next_number = 0
         self._next_group = 0
@@ -420,12 +435,26 @@ class Crowd:
         update the people's velocities on every :attr:`every`-th step."""
         if iterations % self.every == 0:
             self.update(now)
-        elif self._recheck or self._too_fast():
+            return
+        rechecked = self._recheck
+        if self._recheck or self._too_fast():
             self._update_touch(self.dt, may_sleep=False)
+        active = self.people.rows("active")
+        if active.any() and (rechecked or self._robots_turned()):
+            self._yield(np.flatnonzero(active), self.dt - (iterations % self.every) * self.step_size, between_updates=True)
 
     def updates_at(self, iterations: int) -> bool:
         """Whether the crowd updates before step number ``iterations + 1``."""
         return iterations % self.every == 0
+
+    def _orca_obstacles(self, walls: WallIndex) -> OrcaObstacles:
+        """The walls of :meth:`_wall_index` as ORCA's obstacles, made again when they change."""
+        cached = getattr(self, "_orca_walls", None)
+        if cached is None or cached[0] is not walls:
+            parameters: OrcaParameters = self.spec.parameters
+            reach = parameters.time_horizon_obstacles * parameters.max_speed_multiplier * self.spec.speed[1] + self.spec.radius
+            self._orca_walls = (walls, OrcaObstacles.from_segments(walls.segments, reach))
+        return self._orca_walls[1]
 
     def _wall_index(self) -> WallIndex:
         """The loaded walls of the first copy's layers (the world file's frame)."""
@@ -437,35 +466,10 @@ class Crowd:
             self._walls_version = version
         return self._walls
 
-    def robots(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Positions (M, 2, m, world frame), velocities (M, 2, m/s), bounding radii (M, m) and
-        copies (M,) of the moving bodies of models in the crowd's layers (people avoid them; they
-        do not avoid people)."""
-        if self._robots is None:
-            bodies, radii = [], []
-            for model in self.host.models.values():
-                for body in model.bodies.values():
-                    physics_body = body.physics_body
-                    if physics_body.type == b2.staticBody:
-                        continue
-                    radius = bounding_radius(physics_body, self.bits)
-                    if radius > 0.0:
-                        bodies.append(physics_body)
-                        radii.append(radius)
-            dynamic = np.array([body.type == b2.dynamicBody for body in bodies], dtype=bool)
-            self._robots = (BodyBatch(bodies), np.array(radii, dtype=np.float64), dynamic)
-            self._dynamic = BodyBatch(body for body, moved in zip(bodies, dynamic) if moved)
-            self._speed_limits_sq = None
-        batch, radii, _ = self._robots
-        if not len(radii):
-            return np.zeros((0, 2)), np.zeros((0, 2)), radii, np.zeros(0, dtype=np.int64)
-        positions = batch.poses()[:, :2]
-        if self.copies == 1:
-            copies = np.zeros(len(radii), dtype=np.int64)
-        else:  # the copy whose middle is nearest
-            copies = np.empty(len(radii), dtype=np.int64)
-            nearest_centres(positions, self.offsets + self._centre, copies)
-        return positions, batch.velocities()[:, :2], radii, copies
+    def robots(self) -> RobotState:
+        """The moving bodies of models in the crowd's layers, now: people avoid them (unless
+        ``robot_visible`` is off) and never push them; they do not avoid people."""
+        return self._robots.state(self.host.models, self.offsets + self._centre)
 
     def on_model_added(self, model: "Model") -> None:
         """A model came: the robots are gathered again, and bodies near it become active."""
@@ -482,7 +486,7 @@ class Crowd:
     def _forget_robots(self) -> None:
         """Models came or left: gather the robots again before reading any, and check which
         bodies are active before the next step."""
-        self._robots = None
+        self._robots.forget()
         self._speed_limits_sq = None
         self._recheck = True
 
@@ -490,9 +494,9 @@ class Crowd:
         """Whether a dynamic body moves faster than the last check of the active bodies allowed
         for (it may reach a person whose body is inactive before the next update)."""
         limits_sq = self._speed_limits_sq
-        if limits_sq is None or not len(limits_sq):
+        if limits_sq is None or not len(limits_sq) or not self._robots.gathered:
             return False
-        velocities = self._dynamic.velocities()
+        velocities = self._robots.dynamic_batch.velocities()
         return bool((velocities[:, 0] ** 2 + velocities[:, 1] ** 2 > limits_sq).any())
 
     def update(self, now: float) -> None:
@@ -527,11 +531,12 @@ class Crowd:
         else:
             walking_directions(local, goals, fields, np.zeros((0, 1, 1), dtype=np.float32), 0.0, 0.0, 1.0, 1, 1,
                                directions, distances)
-        robot_positions, robot_velocities, robot_radii, robot_copies = self.robots()
-        everyone = np.concatenate([positions, robot_positions])
-        velocities = np.concatenate([people.rows("velocity"), robot_velocities])
-        radii = np.concatenate([np.full(n, self.spec.radius), robot_radii])
-        copies = np.concatenate([copy_rows, robot_copies])
+        robots = self.robots()
+        seen = robots if self.spec.robot_visible else robots.hidden()
+        everyone = np.concatenate([positions, seen.positions])
+        velocities = np.concatenate([people.rows("velocity"), seen.velocities[:, :2]])
+        radii = np.concatenate([np.full(n, self.spec.radius), seen.radii])
+        copies = np.concatenate([copy_rows, seen.copies])
         offsets = np.ascontiguousarray(self.offsets[copy_rows])
         total = len(everyone)
         walls = self._wall_index()
@@ -542,25 +547,66 @@ class Crowd:
             self._stamp = social_force_step(
                 self.parameters, self.dt, n, everyone, velocities, radii, copies, offsets, directions, distances,
                 speeds, people.rows("group"), max(self._next_group, 1), total, *grid, *walls.arrays(), self._stamp,
-                *walls.nearest_map(), out,
+                *walls.nearest_map(), robot_shapes(seen.angles, seen.reach(), seen.footprints), out,
             )
         else:
             parameters: OrcaParameters = self.spec.parameters
             preferred = directions * np.minimum(speeds, distances / self.dt)[:, None]
             preferred[distances < parameters.stop_distance] = 0.0
-            grid = build_grid(everyone, total, max(parameters.neighbor_distance, 0.5))
+            preferred = preferred @ _KEEP_RIGHT  # rows turned clockwise by ORCA_KEEP_RIGHT
+            grid = build_grid(everyone, total, neighbor_cell(parameters.neighbor_distance))
             self._stamp = orca_step(
                 self.parameters, self.dt, n, everyone, velocities, radii, copies, offsets, preferred,
-                speeds * parameters.max_speed_multiplier, total, *grid, *walls.arrays(), self._stamp, out,
+                speeds * parameters.max_speed_multiplier, total, *grid, *self._orca_obstacles(walls).arrays(),
+                *walls.arrays(), self._stamp, out,
             )
         people.velocity[:n] = out
+        self._yield(np.arange(n), self.dt, robots=robots)
+        out = people.rows("velocity")
         moving = np.hypot(out[:, 0], out[:, 1]) > 1e-3
         people.heading[:n][moving] = np.arctan2(out[moving, 1], out[moving, 0])
         self._bodies().set_velocities(np.column_stack([out, np.zeros(n)]))
-        self._update_touch(self.dt, robots=(robot_positions, robot_velocities, robot_radii))
+        self._update_touch(self.dt, robots=robots)
 
-    def _update_touch(self, interval: float, may_sleep: bool = True,
-                      robots: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+    def _robots_turned(self) -> bool:
+        """Whether a robot's velocity changed since people last yielded to the robots by more
+        than :data:`YIELD_TOLERANCE` (the yield at an update holds until the next one for robots
+        that keep their velocities)."""
+        velocities = self._robots.velocities()
+        if velocities is None or self._yielded_for is None or velocities.shape != self._yielded_for.shape:
+            return True
+        return bool(len(velocities)) and float(np.abs(velocities - self._yielded_for).max()) > YIELD_TOLERANCE
+
+    def _yield(self, rows: np.ndarray, dt: float, robots: RobotState | None = None, between_updates: bool = False) -> None:
+        """The people of ``rows`` yield to the robots near them over the next ``dt`` s
+        (:mod:`.yielding`): their velocities are cut so that none moves into a robot. Between
+        updates (``between_updates``) the positions are brought up to date before a velocity
+        changes, and the bodies get the new velocities."""
+        robots = self.robots() if robots is None else robots
+        self._yielded_for = robots.velocities
+        if not robots.count or not len(rows):
+            return
+        people = self.people
+        velocities = people.rows("velocity").copy()
+        changed = np.zeros(people.count, dtype=bool)
+        copy_rows = people.rows("copy")
+        grid = build_grid(robots.positions, robots.count, max(2.0 * robots.reach(), MIN_ROBOT_CELL))
+        self._stamp = yield_to_robots(
+            np.ascontiguousarray(rows, dtype=np.int64), self.positions(), velocities, self.spec.radius, copy_rows,
+            np.ascontiguousarray(self.offsets[copy_rows]), dt, robots.positions, robots.angles, robots.velocities,
+            robots.copies, robots.reach(), *grid, *robots.footprints.arrays(), *self._wall_index().arrays(), self._stamp,
+            changed,
+        )
+        if not changed.any():
+            return
+        if between_updates:
+            self._advance()
+        people.velocity[: people.count][changed] = velocities[changed]
+        if between_updates:
+            for row in np.flatnonzero(changed).tolist():
+                people.bodies[row].linearVelocity = (float(velocities[row, 0]), float(velocities[row, 1]))
+
+    def _update_touch(self, interval: float, may_sleep: bool = True, robots: RobotState | None = None) -> None:
         """Make active the bodies of the people a dynamic body may reach within ``interval`` (s),
         and, where ``may_sleep``, inactive those beyond reach (their positions must be up to
         date: right after :meth:`_advance`); ``robots`` as :meth:`robots` gives them (read now
@@ -570,8 +616,8 @@ class Crowd:
         n = people.count
         if n == 0:
             return
-        positions, velocities, radii = self.robots()[:3] if robots is None else robots
-        dynamic = self._robots[2] if self._robots is not None else np.zeros(0, dtype=bool)
+        robots = self.robots() if robots is None else robots
+        positions, velocities, radii, dynamic = robots.positions, robots.velocities, robots.radii, robots.dynamic
         wanted = np.zeros(n, dtype=bool)
         now = self.positions()
         if dynamic.any():

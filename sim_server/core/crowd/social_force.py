@@ -39,6 +39,7 @@ import numpy as np
 from sim_server.core.compiled import jit
 from sim_server.core.format.crowd_file import SocialForceParameters
 from sim_server.core.crowd.neighbors import build_grid, cell_span
+from sim_server.core.crowd.robot_footprints import Footprints, nearest_on_footprint
 from sim_server.core.crowd.walls import keep_out_of_walls, nearest_wall, walls_within
 
 #: Most walls a pedestrian's step is checked against (the nearest ones).
@@ -47,12 +48,15 @@ MAX_WALLS_PER_AGENT = 8
 NEAR_WALL = 0.5
 
 
-__all__ = ["SocialForceParameters", "social_force_step", "neighbour_grids", "angle_of"]
+__all__ = ["SocialForceParameters", "social_force_step", "neighbour_grids", "angle_of", "robot_shapes", "no_robots"]
 
 # Indices into SocialForceParameters.array().
 (_TAU, _DESIRED, _GOAL_THRESHOLD, _SOCIAL, _LAMBDA, _GAMMA, _N, _N_PRIME, _RANGE, _OBSTACLE, _SIGMA,
  _OBSTACLE_THRESHOLD, _COHERENCE, _GROUP_REPULSION, _GROUP_THRESHOLD, _GAZE, _STOP, _MULTIPLIER, _WRAP,
- _CUTOFF_EXPONENT) = range(20)
+ _CUTOFF_EXPONENT, _ROBOT_SCALING) = range(21)
+#: Which way a person turns from a robot straight ahead (theta exactly 0, where the model has no
+#: side): to its right, as pedestrians keep right.
+ROBOT_TIE = 1.0
 
 
 #: atan(t) / t as a polynomial in t^2 on 0 <= t <= 1 (least squares on 4,000 Chebyshev nodes,
@@ -82,11 +86,12 @@ def angle_of(y, x):  # pragma: no cover - compiled
 
 
 def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy, distance_sq, vxi, vyi, vxj,
-            vyj):  # pragma: no cover - compiled
+            vyj, tie):  # pragma: no cover - compiled
     """The social force on agent i of agent j at ``(dx, dy)`` = i - j (m, ``distance_sq`` its
     square, > 0) with velocities (vxi, vyi) and (vxj, vyj) (m/s), before ``social_factor``
     (Moussaid et al. 2009, pysocialforce's terms; ``lam`` ... ``wrap`` the parameters: gamma and
-    its inverse, n^2, n'^2, the smaller of them, the cutoff as an exponent). Divisions are few:
+    its inverse, n^2, n'^2, the smaller of them, the cutoff as an exponent). ``tie`` is the side
+    taken where theta is exactly 0 (0: none, as the model; 1: to the right). Divisions are few:
     they cost most here."""
     distance = math.sqrt(distance_sq)
     inverse = 1.0 / distance
@@ -112,7 +117,7 @@ def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wr
     spread = b * theta * b * theta
     velocity_amount = math.exp(-decay - n_prime_sq * spread)
     angle_amount = math.exp(-decay - n_sq * spread)
-    angle_amount = -angle_amount if theta > 0.0 else (angle_amount if theta < 0.0 else 0.0)
+    angle_amount = -angle_amount if theta > 0.0 else (angle_amount if theta < 0.0 else tie * angle_amount)
     # t and its left normal (-ty, tx)
     return velocity_amount * tx - angle_amount * ty, velocity_amount * ty + angle_amount * tx
 
@@ -131,7 +136,7 @@ def _pair(positions, velocities, j, xi, yi, vxi, vyi, reach_sq, lam, gamma, inve
     if distance_sq > reach_sq or distance_sq == 0.0:
         return 0.0, 0.0
     return _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy, distance_sq, vxi, vyi,
-                   velocities[j, 0], velocities[j, 1])
+                   velocities[j, 0], velocities[j, 1], 0.0)
 
 
 #: Inlined as :func:`_social` is.
@@ -140,10 +145,15 @@ _pair = jit(_pair, inline="always")
 
 def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
                    x0, y0, cell, nx, ny, starts, items,
-                   rx0, ry0, rcell, rnx, rny, rstarts, ritems):  # pragma: no cover - compiled
+                   rx0, ry0, rcell, rnx, rny, rstarts, ritems, robots, scaling):  # pragma: no cover - compiled
     """The social force (before ``social_factor``) on each of agents ``0..count-1`` of everyone
     within ``reach``: the other agents (grid ``x0`` ... ``items`` over ``positions[:count]``) and
     the others after them (robots: grid ``rx0`` ... ``ritems``, item k is ``positions[count + k]``).
+    A robot counts by its footprint (``robots``: angles, largest reach from its origin and
+    :class:`~sim_server.core.crowd.robot_footprints.Footprints` arrays): the distance from the
+    agent to the footprint's nearest point, divided by ``scaling`` (pedsim's
+    ``robotPosDiffScalingFactor``), with the robot's velocity; straight ahead, the agent turns
+    right (:data:`ROBOT_TIE`).
 
     With theta wrapped the model is antisymmetric: for the pair seen from j, d and t both turn
     round (D_ji = -D_ij), so theta and both exponentials are the same and F_ji = -F_ij. Each pair
@@ -153,6 +163,7 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
     beyond ``reach`` are skipped, and so are the others of other copies of the world (``copies``).
     """
     social = np.zeros((count, 2))
+    angles, robot_reach, circles, circle_starts, polygons, polygon_counts, polygon_skins, polygon_starts = robots
     reach_sq = reach * reach
     inverse_gamma = 1.0 / gamma if gamma > 0.0 else 0.0
     n_sq, n_prime_sq = n * n, n_prime * n_prime
@@ -189,17 +200,30 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
                     if wrap:
                         social[j, 0] -= px
                         social[j, 1] -= py
-        # the robots push, and are not pushed here
-        ix_low, ix_high, iy_low, iy_high = cell_span(xi, yi, reach, rx0, ry0, rcell, rnx, rny)
+        # the robots push, by their footprints, and are not pushed here
+        ix_low, ix_high, iy_low, iy_high = cell_span(xi, yi, reach + robot_reach, rx0, ry0, rcell, rnx, rny)
         for gy in range(iy_low, iy_high + 1):
             for gx in range(ix_low, ix_high + 1):
                 c = gy * rnx + gx
                 for k in range(rstarts[c], rstarts[c + 1]):
-                    j = count + ritems[k]
+                    r = ritems[k]
+                    j = count + r
                     if copies[j] != copies[i]:
                         continue
-                    px, py = _pair(positions, velocities, j, xi, yi, vxi, vyi, reach_sq, lam, gamma, inverse_gamma,
-                                   n_sq, n_prime_sq, smallest_sq, cutoff, wrap)
+                    gap, qx, qy = nearest_on_footprint(xi, yi, r, positions[j, 0], positions[j, 1], angles[r], circles,
+                                                       circle_starts, polygons, polygon_counts, polygon_skins,
+                                                       polygon_starts)
+                    if gap > reach:
+                        continue
+                    dx, dy = xi - qx, yi - qy
+                    if gap <= 0.0 or dx * dx + dy * dy == 0.0:  # within the footprint: from its origin
+                        dx, dy = xi - positions[j, 0], yi - positions[j, 1]
+                    dx, dy = dx / scaling, dy / scaling
+                    distance_sq = dx * dx + dy * dy
+                    if distance_sq == 0.0:
+                        continue
+                    px, py = _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy,
+                                     distance_sq, vxi, vyi, velocities[j, 0], velocities[j, 1], ROBOT_TIE)
                     sx += px
                     sy += py
         social[i, 0] += sx
@@ -210,6 +234,17 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
 #: With fastmath (no NaN or infinity reaches it: every input is finite, every division guarded,
 #: the cutoff exponent finite): about 7 % faster.
 _social_forces = jit(_social_forces, fastmath=True)
+
+
+def robot_shapes(angles: np.ndarray, reach: float, footprints: Footprints) -> tuple:
+    """What :func:`social_force_step` takes as ``robots``: the robots' angles (rad), the
+    largest distance (m) from a robot's origin to its footprint's edge, and their footprints."""
+    return (np.ascontiguousarray(angles, dtype=np.float64), float(reach), *footprints.arrays()[:6])
+
+
+def no_robots() -> tuple:
+    """:func:`robot_shapes` of no robot (for agents alone)."""
+    return robot_shapes(np.zeros(0), 0.0, Footprints.empty())
 
 
 #: Smallest side (m) of the neighbour grids' cells.
@@ -230,7 +265,7 @@ def social_force_step(
     group_ids, group_count, total, x0, y0, cell, nx, ny, starts, items,
     rx0, ry0, rcell, rnx, rny, rstarts, ritems,
     segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp,
-    nearest_points, nearest_x0, nearest_y0, nearest_cell, out,
+    nearest_points, nearest_x0, nearest_y0, nearest_cell, robots, out,
 ):  # pragma: no cover - compiled
     """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` after one step of ``dt`` s.
 
@@ -245,7 +280,7 @@ def social_force_step(
     the wall
     index (``segments`` ... ``wstamps``) the walls, ``stamp`` a fresh number for its queries, the
     nearest-wall map (``nearest_points`` ... ``nearest_cell``) the nearest wall of each place.
-    Returns the next free stamp.
+    ``robots`` gives the others' footprints (:func:`robot_shapes`). Returns the next free stamp.
     """
     sums = np.zeros((group_count, 2))
     sizes = np.zeros(group_count)
@@ -272,7 +307,8 @@ def social_force_step(
     lam, gamma, n, n_prime = params[_LAMBDA], params[_GAMMA], params[_N], params[_N_PRIME]
     cutoff, wrap = params[_CUTOFF_EXPONENT], params[_WRAP] != 0.0
     social = _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
-                            x0, y0, cell, nx, ny, starts, items, rx0, ry0, rcell, rnx, rny, rstarts, ritems)
+                            x0, y0, cell, nx, ny, starts, items, rx0, ry0, rcell, rnx, rny, rstarts, ritems, robots,
+                            params[_ROBOT_SCALING])
     for i in range(count):
         xi, yi = positions[i, 0], positions[i, 1]
         vxi, vyi = velocities[i, 0], velocities[i, 1]

@@ -12,6 +12,7 @@ reference does not read it). A world file lists crowds::
         update_rate: 20           # Hz of the crowd model (0: every physics step)
         layers: [2d]              # walls they avoid and layers that sense them (default: all)
         seed: 7                   # optional: else the world's seed decides
+        robot_visible: true       # false: people ignore robots when they decide (still collide)
         parameters: {social_factor: 5.1}   # the model's parameters by name
         regions: {hall: [0, 0, 10, 8]}     # x_min, y_min, x_max, y_max (m)
         agents:
@@ -71,10 +72,15 @@ class SocialForceParameters:
         coherence_factor, group_repulsion_factor, gaze_factor: weights of the group forces.
         group_repulsion_threshold: members nearer than it (m) push each other apart.
         stop_distance: within it (m) of its goal an agent stands (pysocialforce's 0.5 m).
-        max_speed_multiplier: the speed cap is this times the preferred speed (pedsim's 1.3).
+        max_speed_multiplier: the speed cap is this times the preferred speed: pysocialforce's
+            1.3 (its ``max_speed_multiplier``), the default; pedsim caps at the preferred speed
+            itself (its ``vmax``): 1.
         wrap_angle: theta wrapped to (-pi, pi] as pedsim (False only to compare with pysocialforce).
         force_cutoff: pairs whose social force is surely below it (m/s^2, before
             ``social_factor``) are skipped without computing it; 0 computes every pair.
+        robot_distance_scaling: a robot's distance (from its footprint) is divided by it in the
+            social force, so that people give robots room from farther away (pedsim's
+            ``robotPosDiffScalingFactor``, 5).
     """
 
     relaxation_time: float = 0.5
@@ -97,12 +103,14 @@ class SocialForceParameters:
     max_speed_multiplier: float = 1.3
     wrap_angle: bool = True
     force_cutoff: float = 1.0e-6
+    robot_distance_scaling: float = 5.0
 
     def array(self) -> np.ndarray:
         """The parameters in field order, as the compiled step takes them (the cutoff as the
         exponent beyond which ``exp(-x)`` is below it)."""
         values = [float(value) for value in astuple(self)]
-        values[-1] = -math.log(self.force_cutoff) if self.force_cutoff > 0.0 else NO_CUTOFF
+        cutoff = [field.name for field in fields(self)].index("force_cutoff")
+        values[cutoff] = -math.log(self.force_cutoff) if self.force_cutoff > 0.0 else NO_CUTOFF
         return np.array(values, dtype=np.float64)
 
 
@@ -153,8 +161,8 @@ _PARAMETER_RANGES: dict[str, limits.Range] = {
     "goal_threshold": limits.CROWD_LENGTH,
     "neighbor_range": limits.CROWD_LENGTH,
     "neighbor_distance": limits.CROWD_LENGTH,
-    "gamma": limits.Range(0.0, 1.0e3, "m", open_low=True),
-    "obstacle_sigma": limits.Range(0.0, 1.0e3, "m", open_low=True),
+    "gamma": limits.CROWD_DIVISOR_LENGTH,
+    "obstacle_sigma": limits.CROWD_DIVISOR_LENGTH,
     "obstacle_threshold": limits.CROWD_LENGTH,
     "group_repulsion_threshold": limits.CROWD_LENGTH,
     "stop_distance": limits.CROWD_LENGTH,
@@ -168,7 +176,8 @@ _PARAMETER_RANGES: dict[str, limits.Range] = {
     "group_repulsion_factor": limits.CROWD_FACTOR,
     "gaze_factor": limits.CROWD_FACTOR,
     "force_cutoff": limits.CROWD_FACTOR,
-    "max_speed_multiplier": limits.Range(1.0, 100.0),
+    "max_speed_multiplier": limits.SPEED_CAP_MULTIPLIER,
+    "robot_distance_scaling": limits.ROBOT_DISTANCE_SCALING,
 }
 
 
@@ -249,6 +258,7 @@ class CrowdSpec:
     update_rate: float
     layers: tuple[str, ...]
     seed: int | None
+    robot_visible: bool
     regions: dict[str, tuple[float, float, float, float]]
     goals_per_region: int
     navigation_cell: float
@@ -313,6 +323,7 @@ def _parse_crowd(entry: YamlReader, layer_names: set[str]) -> CrowdSpec:
             raise entry.error(f'names layer "{layer}", which the world does not have (its layers: {known})', "layers")
     seed = entry.get_int("seed", None, within=limits.SEED) if entry.has("seed") else None
     entry.ignore("seed")
+    robot_visible = entry.get_bool("robot_visible", True)
     regions = _parse_regions(entry)
     goals_per_region = entry.get_int("goals_per_region", DEFAULT_GOALS_PER_REGION, within=limits.GOALS_PER_REGION)
     cell = entry.get_float("navigation_cell", DEFAULT_NAVIGATION_CELL, within=limits.NAVIGATION_CELL)
@@ -321,7 +332,7 @@ def _parse_crowd(entry: YamlReader, layer_names: set[str]) -> CrowdSpec:
     entry.ensure_all_keys_used()
     return CrowdSpec(
         name=name, model=model, parameters=parameters, radius=radius, speed=speed, update_rate=update_rate, layers=layers,
-        seed=seed, regions=regions, goals_per_region=goals_per_region, navigation_cell=cell, agents=agents,
+        seed=seed, robot_visible=robot_visible, regions=regions, goals_per_region=goals_per_region, navigation_cell=cell, agents=agents,
         spawners=spawners, location=entry.location,
     )
 
@@ -420,7 +431,7 @@ def _route(entry: YamlReader, regions: dict[str, Any], loop_default: bool) -> Ro
 
 
 def _parse_agents(entry: YamlReader, regions: dict[str, Any], speed: tuple[float, float]) -> AgentEntry:
-    count = entry.get_int("count", 1, within=limits.Range(0, limits.MAX_PEDESTRIANS))
+    count = entry.get_int("count", 1, within=limits.PEOPLE_OF_ENTRY)
     start = _place(entry, "start", regions)
     route = _route(entry, regions, True)
     group = entry.get_bool("group", False)
@@ -432,10 +443,10 @@ def _parse_agents(entry: YamlReader, regions: dict[str, Any], speed: tuple[float
 def _parse_spawner(entry: YamlReader, regions: dict[str, Any], speed: tuple[float, float]) -> SpawnerEntry:
     at = _place(entry, "at", regions)
     rate = entry.get_float("rate", within=limits.SPAWN_RATE)
-    limit = entry.get_int("limit", within=limits.Range(1, limits.MAX_PEDESTRIANS))
-    total = entry.get_int("total", None, within=limits.Range(1, 2**62)) if entry.has("total") else None
+    limit = entry.get_int("limit", within=limits.SPAWNER_LIMIT)
+    total = entry.get_int("total", None, within=limits.SPAWNER_TOTAL) if entry.has("total") else None
     entry.ignore("total")
-    size = entry.get_int("size", 1, within=limits.Range(1, 100))
+    size = entry.get_int("size", 1, within=limits.ARRIVAL_SIZE)
     route = _route(entry, regions, False)
     if route.idle:
         raise entry.error("gives its people nowhere to go: waypoints or goals are needed (they would pile up at the door)")

@@ -285,3 +285,16 @@ def test_every_numeric_crowd_key_takes_its_whole_range_and_nothing_beyond(
                 assert math.isfinite(body.position[0]) and math.isfinite(body.position[1])
     finally:
         world.close()
+
+
+@pytest.mark.parametrize("model", sorted(FULL_CROWDS))
+def test_every_range_a_crowd_reads_is_stated_in_limits(model: str) -> None:
+    _RangeRecorder.log = []
+    parse_crowds(_RangeRecorder({"pedestrians": [FULL_CROWDS[model]]}, Path("world.yaml")), {"walls"})
+    constants = [value for value in vars(limits).values() if isinstance(value, limits.Range)]
+    ranges = [(key, within) for _, key, _, within, _ in _RangeRecorder.log if within is not None]
+    assert ranges
+    stray = [key for key, within in ranges
+             if not all(any(bound is constant for constant in constants)
+                        for bound in (within if isinstance(within, (list, tuple)) else [within]))]
+    assert not stray, f"ranges not stated in sim_server.core.limits: {stray}"
