@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from sim_server.core.crowd.social_force import neighbour_grids, no_robots, social_force_step
+from sim_server.core.crowd.social_force import NO_EXTRA_FORCES, neighbour_grids, no_robots, social_force_step
 from sim_server.core.crowd.walls import WallIndex
 from sim_server.core.format.crowd_file import SocialForceParameters
 
@@ -175,9 +175,10 @@ def pysocialforce_parameters(**changes: Any) -> SocialForceParameters:
     """Our parameters as pysocialforce 1.1.2 runs its defaults: every pair (no range, no cutoff),
     theta unwrapped, the speed cap equal to the desired speed (it walks at its cap: 1.3 times
     the initial speed), and the group forces' factors it applies (its ``...Alt`` forces find no
-    section of their own in its default.toml, so their factors stay 1)."""
+    section of their own in its default.toml, so their factors stay 1); without pedsim_ros's
+    random and along-wall forces, which it does not have."""
     settings = dict(neighbor_range=1.0e6, force_cutoff=0.0, wrap_angle=False, max_speed_multiplier=1.0,
-                    coherence_factor=1.0, gaze_factor=1.0)
+                    coherence_factor=1.0, gaze_factor=1.0, random_factor=0.0, along_wall_factor=0.0)
     return replace(SocialForceParameters(), **{**settings, **changes})
 
 
@@ -193,7 +194,7 @@ def social_force_velocities(parameters: SocialForceParameters, dt: float, positi
     group_count = int(group_ids.max()) + 1 if count else 0
     stamp = social_force_step(parameters.array(), dt, count, position, velocity, radii, np.zeros(count, dtype=np.int64),
                               np.zeros((count, 2)), direction, distance, preferred, group_ids, max(group_count, 0),
-                              count, *grid, *walls.arrays(), stamp, *walls.nearest_map(), no_robots(), out)
+                              count, *grid, *walls.arrays(), stamp, *walls.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
     return out, stamp
 
 

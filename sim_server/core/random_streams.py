@@ -55,8 +55,8 @@ def _mix(value):
 
 
 @jit
-def _pair(key, pair):
-    """Numbers 2 pair and 2 pair + 1 of stream ``key`` (Marsaglia's polar method: a point drawn
+def normal_pair(key, pair):
+    """Numbers 2 pair and 2 pair + 1 of stream ``key`` (``pair`` a uint64) (Marsaglia's polar method: a point drawn
     uniformly in the square [-1, 1]^2, again until it falls inside the unit circle, attempt ``a``
     from uniforms 2 (pair * ATTEMPTS + a) and 2 (pair * ATTEMPTS + a) + 1 of the stream's key)."""
     for attempt in range(_ATTEMPTS):
@@ -82,7 +82,7 @@ def _draw_normals(keys, counters, rows, out):
             index = start + np.uint64(column)
             odd = (index & _ONE) == _ONE
             if column == 0 or not odd:
-                even, odd_value = _pair(key, index >> _ONE)
+                even, odd_value = normal_pair(key, index >> _ONE)
             out[row, column] = odd_value if odd else even
         counters[stream] = start + np.uint64(out.shape[1])
 

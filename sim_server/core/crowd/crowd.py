@@ -36,8 +36,9 @@ from Box2D import b2
 from sim_server.core import limits
 from sim_server.core.crowd.navigation import WalkingGrid, walking_directions
 from sim_server.core.crowd.neighbors import build_grid
-from sim_server.core.crowd.orca import neighbor_cell, orca_step
+from sim_server.core.crowd.orca import keep_right, neighbor_cell, orca_step
 from sim_server.core.crowd.orca_obstacles import OrcaObstacles
+from sim_server.core.crowd.pedsim_forces import people_forces
 from sim_server.core.crowd.people import (
     IDLE, REGION_GOALS, STANDING_STATE, WAITING_STATE, WALKING_STATE, WAYPOINTS, CrowdState, Pedestrian, People,
     arrivals, waits_over,
@@ -51,6 +52,7 @@ from sim_server.core.crowd.yielding import yield_to_robots
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.crowd_file import CrowdSpec, OrcaParameters, Route, SocialForceParameters
 from sim_server.core.physics.body_memory import BodyBatch
+from sim_server.core.random_streams import stream_key
 from sim_server.core.physics.layer import BodyRef
 
 if TYPE_CHECKING:
@@ -67,14 +69,6 @@ MIN_ROBOT_CELL = 1.0
 #: A robot whose velocity (m/s, or turn rate, rad/s) changed by more than this since the crowd's
 #: last update has people near it yield again before the next physics step.
 YIELD_TOLERANCE = 0.01
-#: ORCA's preferred velocities are turned this much (rad) clockwise, to the right. Walking
-#: straight at a standing body, ORCA only slows (its half-plane faces the body head-on) and never
-#: passes: RVO2's examples perturb preferred velocities at random by up to 1e-4 m/s for this; a
-#: fixed turn to the right does it deterministically, and people pass on the right, as the social
-#: force's tie has them do (:data:`~sim_server.core.crowd.social_force.ROBOT_TIE`).
-ORCA_KEEP_RIGHT = 1e-3
-_KEEP_RIGHT = np.array([[math.cos(ORCA_KEEP_RIGHT), -math.sin(ORCA_KEEP_RIGHT)],
-                        [math.sin(ORCA_KEEP_RIGHT), math.cos(ORCA_KEEP_RIGHT)]])
 #: Routes of people added at run time kept before unused ones are dropped.
 MAX_RUNTIME_ROUTES = 1000
 
@@ -180,6 +174,8 @@ class Crowd:
         self._routes: list[Route] = [entry.route for entry in spec.agents] + [s.route for s in spec.spawners]
         self.rngs = [np.random.default_rng(seed) for seed in self._seeds]
         self._spawners: list[list[_Spawner]] = [[] for _ in range(copies)]
+        #: People who came into each copy since it (re)started: their random streams' numbers.
+        self._arrived = [0] * copies
         self.places.check()
         for copy in range(copies):
             self._start_copy(copy)
@@ -206,6 +202,7 @@ class Crowd:
     def _start_copy(self, copy: int) -> None:
         """Place the world file's people of one copy and set its spawners' clocks."""
         rng = self.rngs[copy]
+        self._arrived[copy] = 0
         self._spawners[copy] = [_Spawner() for _ in self.spec.spawners]
         for spawner, state in zip(self.spec.spawners, self._spawners[copy]):
             state.next_arrival = float(rng.exponential(1.0 / spawner.rate))
@@ -254,12 +251,18 @@ class Crowd:
         mode = IDLE if route.idle else (WAYPOINTS if route.waypoints else REGION_GOALS)
         rng = self.rngs[copy]
         row = self.people.add(body, number, route_index, float(rng.uniform(*speed)), group, place, mode, spawned, 0.0,
-                              added, copy, (x, y))
+                              added, copy, (x, y), self._random_key(copy))
         self._batch = None
         self._recheck = True  # active before the next step where a robot is near
         if mode != IDLE:
             self._next_goal(row, now, first=True)
         return row
+
+    def _random_key(self, copy: int) -> int:
+        """The key of the random stream of the next person in copy ``copy``: from the copy's
+        seed and how many came before it, as in a world of that copy alone."""
+        self._arrived[copy] += 1
+        return int(stream_key(self._seeds[copy], f"{self.name}/{self._arrived[copy]}"))
 
     def _remove_rows(self, rows: Iterable[int]) -> None:
         rows = sorted(set(rows), reverse=True)
@@ -543,17 +546,20 @@ class Crowd:
         out = np.zeros((n, 2))
         speeds = people.rows("speed")
         if isinstance(self.spec.parameters, SocialForceParameters):
-            grid = neighbour_grids(everyone, n, total, self.spec.parameters.neighbor_range)
+            parameters = self.spec.parameters
+            grid = neighbour_grids(everyone, n, total, parameters.neighbor_range)
+            extra, self._stamp = people_forces(parameters, people, now, positions, velocities, offsets, directions,
+                                               distances, walls, self._stamp)
             self._stamp = social_force_step(
                 self.parameters, self.dt, n, everyone, velocities, radii, copies, offsets, directions, distances,
                 speeds, people.rows("group"), max(self._next_group, 1), total, *grid, *walls.arrays(), self._stamp,
-                *walls.nearest_map(), robot_shapes(seen.angles, seen.reach(), seen.footprints), out,
+                *walls.nearest_map(), robot_shapes(seen.angles, seen.reach(), seen.footprints), extra, out,
             )
         else:
             parameters: OrcaParameters = self.spec.parameters
             preferred = directions * np.minimum(speeds, distances / self.dt)[:, None]
             preferred[distances < parameters.stop_distance] = 0.0
-            preferred = preferred @ _KEEP_RIGHT  # rows turned clockwise by ORCA_KEEP_RIGHT
+            preferred = keep_right(preferred)
             grid = build_grid(everyone, total, neighbor_cell(parameters.neighbor_distance))
             self._stamp = orca_step(
                 self.parameters, self.dt, n, everyone, velocities, radii, copies, offsets, preferred,

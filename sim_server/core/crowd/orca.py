@@ -71,6 +71,21 @@ __all__ = ["OrcaParameters", "orca_step", "orca_lines", "neighbor_cell", "neares
 _NEIGHBOR_DISTANCE, _MAX_NEIGHBORS, _HORIZON, _HORIZON_OBSTACLES, _MULTIPLIER, _STOP = range(6)
 
 
+#: Preferred velocities are turned this much (rad) clockwise, to the right (:func:`keep_right`).
+#: Walking straight at a standing body, ORCA only slows (its half-plane faces the body head-on)
+#: and never passes: RVO2's examples perturb preferred velocities at random by up to 1e-4 m/s
+#: for this; a fixed turn to the right does it deterministically, and people pass on the right,
+#: as the social force's tie has them do (:data:`~sim_server.core.crowd.social_force.ROBOT_TIE`).
+ORCA_KEEP_RIGHT = 1e-3
+_KEEP_RIGHT = np.array([[math.cos(ORCA_KEEP_RIGHT), -math.sin(ORCA_KEEP_RIGHT)],
+                        [math.sin(ORCA_KEEP_RIGHT), math.cos(ORCA_KEEP_RIGHT)]])
+
+
+def keep_right(preferred: np.ndarray) -> np.ndarray:
+    """The preferred velocities (N, 2) (m/s) turned clockwise by :data:`ORCA_KEEP_RIGHT`."""
+    return preferred @ _KEEP_RIGHT
+
+
 def neighbor_cell(neighbor_distance: float) -> float:
     """The side (m) of the cells of the agents' grid (:func:`~sim_server.core.crowd.neighbors.build_grid`)
     that :func:`orca_step` searches best for neighbours within ``neighbor_distance`` (m)."""

@@ -18,6 +18,8 @@ from sim_server.core.compiled import jit
 IDLE, WAYPOINTS, REGION_GOALS = 0, 1, 2
 #: Rows allocated at first; arrays double as they fill.
 INITIAL_CAPACITY = 16
+#: A random force's period that none has: no deviation drawn yet (:attr:`People.deviation_index`).
+NO_DEVIATION = -2
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,6 +54,10 @@ class People:
             has walked on at ``velocity`` since (:meth:`Crowd.positions`).
         active: (N,) bool, whether the person's body takes part in Box2D's contacts
             (:mod:`~sim_server.core.crowd.touch`).
+        random_key: (N,) uint64 the key of the person's random stream (its random force).
+        deviation: (N, 4) the random force's deviations of this period and the next (m/s^2
+            before the factor), and ``deviation_index`` (N,) int64 the period they belong to
+            (:mod:`~sim_server.core.crowd.pedsim_forces`).
 
     Places (goal, entry) are in the crowd's own frame, the world file's; the person's copy lies
     at its offset in the world.
@@ -77,17 +83,22 @@ class People:
         self.copy = np.zeros(capacity, dtype=np.int64)
         self.position = np.zeros((capacity, 2))
         self.active = np.zeros(capacity, dtype=bool)
+        self.random_key = np.zeros(capacity, dtype=np.uint64)
+        self.deviation = np.zeros((capacity, 4))
+        self.deviation_index = np.zeros(capacity, dtype=np.int64)
         #: The Box2D bodies, row by row.
         self.bodies: list = []
 
     _ARRAYS = ("number", "route", "speed", "group", "goal", "field", "waypoint", "wait_until", "velocity",
-               "heading", "spawned", "mode", "added", "entry", "copy", "position", "active")
+               "heading", "spawned", "mode", "added", "entry", "copy", "position", "active", "random_key", "deviation",
+               "deviation_index")
 
     def add(self, body, number: int, route: int, speed: float, group: int, place: tuple[float, float], mode: int,
             spawned: bool, heading: float, added: bool = False, copy: int = 0,
-            position: tuple[float, float] | None = None) -> int:
+            position: tuple[float, float] | None = None, random_key: int = 0) -> int:
         """Append a person standing at ``place`` (the crowd's frame; its goal until it gets
-        one), at ``position`` in the world (m; default ``place``), its body inactive; returns its row."""
+        one), at ``position`` in the world (m; default ``place``), its body inactive, with the
+        random stream ``random_key``; returns its row."""
         if self.count == len(self.number):
             for name in self._ARRAYS:
                 array = getattr(self, name)
@@ -109,6 +120,9 @@ class People:
         self.copy[row] = copy
         self.position[row] = place if position is None else position
         self.active[row] = False
+        self.random_key[row] = random_key
+        self.deviation[row] = 0.0
+        self.deviation_index[row] = NO_DEVIATION
         self.bodies.append(body)
         self.count += 1
         return row

@@ -48,7 +48,8 @@ MAX_WALLS_PER_AGENT = 8
 NEAR_WALL = 0.5
 
 
-__all__ = ["SocialForceParameters", "social_force_step", "neighbour_grids", "angle_of", "robot_shapes", "no_robots"]
+__all__ = ["SocialForceParameters", "social_force_step", "neighbour_grids", "angle_of", "robot_shapes", "no_robots",
+           "NO_EXTRA_FORCES"]
 
 # Indices into SocialForceParameters.array().
 (_TAU, _DESIRED, _GOAL_THRESHOLD, _SOCIAL, _LAMBDA, _GAMMA, _N, _N_PRIME, _RANGE, _OBSTACLE, _SIGMA,
@@ -57,6 +58,8 @@ __all__ = ["SocialForceParameters", "social_force_step", "neighbour_grids", "ang
 #: Which way a person turns from a robot straight ahead (theta exactly 0, where the model has no
 #: side): to its right, as pedestrians keep right.
 ROBOT_TIE = 1.0
+#: ``extra`` of :func:`social_force_step` for no forces beyond the model's.
+NO_EXTRA_FORCES = np.zeros((0, 2))
 
 
 #: atan(t) / t as a polynomial in t^2 on 0 <= t <= 1 (least squares on 4,000 Chebyshev nodes,
@@ -265,7 +268,7 @@ def social_force_step(
     group_ids, group_count, total, x0, y0, cell, nx, ny, starts, items,
     rx0, ry0, rcell, rnx, rny, rstarts, ritems,
     segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp,
-    nearest_points, nearest_x0, nearest_y0, nearest_cell, robots, out,
+    nearest_points, nearest_x0, nearest_y0, nearest_cell, robots, extra, out,
 ):  # pragma: no cover - compiled
     """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` after one step of ``dt`` s.
 
@@ -280,7 +283,10 @@ def social_force_step(
     the wall
     index (``segments`` ... ``wstamps``) the walls, ``stamp`` a fresh number for its queries, the
     nearest-wall map (``nearest_points`` ... ``nearest_cell``) the nearest wall of each place.
-    ``robots`` gives the others' footprints (:func:`robot_shapes`). Returns the next free stamp.
+    ``robots`` gives the others' footprints (:func:`robot_shapes`); ``extra`` (count, 2) forces
+    (m/s^2) added to each agent's (pedsim_ros's random and along-wall forces,
+    :mod:`~sim_server.core.crowd.pedsim_forces`), or :data:`NO_EXTRA_FORCES`. Returns the next
+    free stamp.
     """
     sums = np.zeros((group_count, 2))
     sizes = np.zeros(group_count)
@@ -373,6 +379,9 @@ def social_force_step(
                 amount = params[_GAZE] * other_distance * alignment / distance_to_goal
                 fx += amount * ex
                 fy += amount * ey
+        if extra.shape[0] > 0:
+            fx += extra[i, 0]
+            fy += extra[i, 1]
         # integrate, cap, stop, keep out of walls
         vx = vxi + dt * fx
         vy = vyi + dt * fy

@@ -81,6 +81,12 @@ class SocialForceParameters:
         robot_distance_scaling: a robot's distance (from its footprint) is divided by it in the
             social force, so that people give robots room from farther away (pedsim's
             ``robotPosDiffScalingFactor``, 5).
+        random_factor: weight of pedsim_ros's random force (its ``force_random``, 0.1; m/s^2
+            per unit of deviation; 0: off), :mod:`~sim_server.core.crowd.pedsim_forces`.
+        random_fading: the random force fades from one deviation to the next over this (s;
+            pedsim_ros's fading duration, 1 s).
+        along_wall_factor: weight of pedsim_ros's along-wall force (its ``force_wall``, 2.0;
+            m/s^2; 0: off), which slides people stuck against a wall along it.
     """
 
     relaxation_time: float = 0.5
@@ -104,6 +110,9 @@ class SocialForceParameters:
     wrap_angle: bool = True
     force_cutoff: float = 1.0e-6
     robot_distance_scaling: float = 5.0
+    random_factor: float = 0.1
+    random_fading: float = 1.0
+    along_wall_factor: float = 2.0
 
     def array(self) -> np.ndarray:
         """The parameters in field order, as the compiled step takes them (the cutoff as the
@@ -178,6 +187,9 @@ _PARAMETER_RANGES: dict[str, limits.Range] = {
     "force_cutoff": limits.CROWD_FACTOR,
     "max_speed_multiplier": limits.SPEED_CAP_MULTIPLIER,
     "robot_distance_scaling": limits.ROBOT_DISTANCE_SCALING,
+    "random_factor": limits.CROWD_FACTOR,
+    "random_fading": limits.CROWD_TIME,
+    "along_wall_factor": limits.CROWD_FACTOR,
 }
 
 

@@ -17,7 +17,7 @@ from bench.orca_oracle import arrival_steps
 from bench.social_force_oracle import (
     import_pysocialforce, pysocialforce_parameters, run_pysocialforce, run_social_force, walking_scene,
 )
-from sim_server.core.crowd.social_force import angle_of, neighbour_grids, no_robots, social_force_step
+from sim_server.core.crowd.social_force import NO_EXTRA_FORCES, angle_of, neighbour_grids, no_robots, social_force_step
 from sim_server.core.crowd.walls import WallIndex
 from sim_server.core.format.crowd_file import SocialForceParameters
 
@@ -39,7 +39,7 @@ def _forces(state: np.ndarray, parameters: SocialForceParameters, groups: list[l
     social_force_step(parameters.array(), dt, count, position, velocity, np.full(count, radius),
                       np.zeros(count, dtype=np.int64), np.zeros((count, 2)), direction, distance,
                       np.full(count, 1.0e3), group_ids, len(groups or []), count, *grid, *index.arrays(), 1,
-                      *index.nearest_map(), no_robots(), out)
+                      *index.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
     return (out - velocity) / dt
 
 
@@ -171,7 +171,7 @@ def test_a_wall_pushes_and_no_body_enters_it() -> None:
                                   np.array([0.3]), np.zeros(1, dtype=np.int64), np.zeros((1, 2)),
                                   np.array([[1.0, 0.0]]), np.array([5.0 - position[0]]),
                                   np.array([1.3]), np.full(1, -1, dtype=np.int64), 0, 1, *grid, *index.arrays(), stamp,
-                                  *index.nearest_map(), no_robots(), out)
+                                  *index.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
         velocity = out[0]
         position = position + velocity * 0.05
         assert 2.0 - position[0] >= 0.3 - 1e-9
@@ -189,5 +189,5 @@ def test_non_finite_velocities_never_come_out(bad: float) -> None:
     grid = neighbour_grids(position, count, count, 10.0)
     social_force_step(SocialForceParameters().array(), 0.1, count, position, velocity, np.full(count, 0.3),
                       np.zeros(count, dtype=np.int64), np.zeros((count, 2)), np.tile([1.0, 0.0], (count, 1)), np.full(count, 5.0), np.full(count, 1.3),
-                      np.full(count, -1, dtype=np.int64), 0, count, *grid, *empty.arrays(), 1, *empty.nearest_map(), no_robots(), out)
+                      np.full(count, -1, dtype=np.int64), 0, count, *grid, *empty.arrays(), 1, *empty.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
     assert np.isfinite(out).all()
