@@ -58,9 +58,11 @@ def test_a_distro_not_set_up_here_is_named_in_one_line() -> None:
 
 def test_switching_distro_in_one_shell_leaves_nothing_of_the_other() -> None:
     names, _ = distros()
-    ready = [name for name in names if (REPO_ROOT / ".envs" / name / ".venv" / "bin" / "python").is_file()]
+    # set up: tools/setup_env.sh writes .envs/<distro>/env.sh at its end (CI sets up the other
+    # distros while the first one's tests run: a half-made environment is not ready)
+    ready = [name for name in names if (REPO_ROOT / ".envs" / name / "env.sh").is_file()]
     if len(ready) < 2:
-        pytest.skip(f"only {ready} set up here (CI sets up every distro, in turn; the last run has both)")
+        pytest.skip(f"only {ready} set up here (CI's run of the `ros` tests on the other distros has both)")
     first, second = ready[0], ready[1]
     env_sh = REPO_ROOT / "env.sh"
     script = (
