@@ -567,12 +567,14 @@ class Crowd:
                 *walls.arrays(), self._stamp, out,
             )
         people.velocity[:n] = out
-        self._yield(np.arange(n), self.dt, robots=robots)
+        self._update_touch(self.dt, robots=robots)
+        # who may step into a robot: the people a dynamic one may reach (active), or all of them
+        near = people.rows("active") if robots.dynamic.all() else np.ones(n, dtype=bool)
+        self._yield(np.flatnonzero(near), self.dt, robots=robots)
         out = people.rows("velocity")
         moving = np.hypot(out[:, 0], out[:, 1]) > 1e-3
         people.heading[:n][moving] = np.arctan2(out[moving, 1], out[moving, 0])
         self._bodies().set_velocities(np.column_stack([out, np.zeros(n)]))
-        self._update_touch(self.dt, robots=robots)
 
     def _robots_turned(self) -> bool:
         """Whether a robot's velocity changed since people last yielded to the robots by more
