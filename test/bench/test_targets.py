@@ -29,7 +29,8 @@ def made_up_result(swarm_rtf: float) -> dict:
         "learning": {VECTOR_ENV.format(count=64): {"steps_per_s": 19_000.0}, CROWD_VECTOR_ENV: {"steps_per_s": 21_000.0}},
         "crowds": {
             "office, 200 people": {"rtf": 31.0}, "office, 1000 people": {"rtf": 4.0},
-            "social force vs pysocialforce": {"ratio": 110.0}, "ORCA vs RVO2": {"ratio": 3.0},
+            "social force vs pysocialforce": {"ratio_matched": 12.0, "ratio_default": 90.0}, "ORCA vs RVO2": {"ratio": 3.0},
+            "ORCA among walls vs RVO2": {"ratio": 1.4},
         },
         "drives": {"OmniDrive": {"cost_vs_diff_drive": 0.97}, "DiffDrive + Range": {"cost_vs_diff_drive": 2.3}},
         "scale": {
@@ -54,7 +55,8 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert met["camera picture, 256 x 256"]  # 0.5 ms
     assert not met["vector env, 64 worlds, one core"]  # 19,000 steps/s, not 20,000
     assert met["office, 200 people"] and not met["office, 1000 people"]  # 31x, 4x (not 5x)
-    assert met["social force vs pysocialforce"] and met["ORCA vs RVO2 (pyrvo)"]
+    assert met["social force vs pysocialforce, its settings"] and not met["social force vs pysocialforce, our defaults"]
+    assert met["ORCA vs RVO2 doStep, 250 agents"] and not met["ORCA vs RVO2 doStep, 250 agents, 100 walls"]
     assert met["crowd navigation, 64 worlds"]
     assert met["OmniDrive, cost per robot vs DiffDrive's"] and not met["DiffDrive + Range, cost per robot vs DiffDrive's"]
     assert met["AckermannDrive, cost per robot vs DiffDrive's"] is None  # not measured
