@@ -41,22 +41,19 @@ LEGACY_KEYS = ("intrusions", "collided_person", "collided_other")
 
 
 class PeopleNow(NamedTuple):
-    """Every person of every copy at one moment, in its copy's frame.
+    """Every person of every copy at one moment, in its copy's frame."""
 
-    Attributes:
-        positions: (P, 2) m.
-        velocities: (P, 2) m/s.
-        copies: (P,) the copy of the world each is in.
-        radii: (P,) m.
-        ids: (P,) each person's identity, unique and the same from action to action.
-        walking: (P,) whether each wants to walk (not waiting or standing at its goal).
-    """
-
+    #: (P, 2) positions (m).
     positions: np.ndarray
+    #: (P, 2) velocities (m/s).
     velocities: np.ndarray
+    #: (P,) the copy of the world each is in.
     copies: np.ndarray
+    #: (P,) radii (m).
     radii: np.ndarray
+    #: (P,) each person's identity, unique and the same from action to action.
     ids: np.ndarray
+    #: (P,) whether each wants to walk (not waiting or standing at its goal).
     walking: np.ndarray
 
 
