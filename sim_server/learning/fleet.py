@@ -177,7 +177,8 @@ class NavigationFleet:
         self._observed_scanners = [scanner.beams(self.beam_index) for scanner in self._scanners]
         self.laser_range = ranges.pop()
         x_min, y_min, x_max, y_max = task.area
-        self._scale = math.hypot(x_max - x_min, y_max - y_min)
+        #: What the goal's coordinates in observations are divided by: the area's diagonal (m).
+        self.goal_scale = math.hypot(x_max - x_min, y_max - y_min)
         #: Each robot's goal (m, the world's frame) and its distance to it (m).
         self.goals = np.zeros((self.count, 2))
         self.distances = np.zeros(self.count)
@@ -336,8 +337,8 @@ class NavigationFleet:
         dy = self.goals[:, 1] - (poses[:, 1] - self.offsets[:, 1])
         task = self.task
         columns = [
-            (cos * dx + sin * dy) / self._scale,
-            (-sin * dx + cos * dy) / self._scale,
+            (cos * dx + sin * dy) / self.goal_scale,
+            (-sin * dx + cos * dy) / self.goal_scale,
             (cos * velocities[:, 0] + sin * velocities[:, 1]) / task.max_linear,
             velocities[:, 2] / task.max_angular,
         ]
