@@ -100,7 +100,7 @@ class NavigationTask:
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            numbers = value if isinstance(value, tuple) else (value,)
+            numbers = value if field.name == "area" and isinstance(value, tuple) else (value,)  # area: checked below
             if field.type in ("str",):
                 if not isinstance(value, str) or not value:
                     raise ValueError(f"NavigationTask.{field.name} must be a name, got {value!r}")
