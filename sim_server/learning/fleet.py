@@ -315,7 +315,7 @@ class NavigationFleet:
         reached = distances <= task.goal_radius
         rewards += np.where(reached, task.goal_reward, 0.0) + np.where(collided, task.collision_reward, 0.0)
         discomfort, everyone = people.after_action(poses, collided, touched_person)
-        rewards += discomfort
+        rewards += np.where(reached | collided, 0.0, discomfort)  # CrowdNav's: an ending action has no discomfort
         local = poses[:, :2] - self.offsets
         self._metrics.after_action(local, self._bodies.velocities()[:, :2], poses[:, 2], self.goals, collided, touched_person,
                                    everyone)
