@@ -15,8 +15,9 @@ every wall). An action is a command held for ``control_period`` seconds of sim t
 * **reward**: ``progress_reward`` per metre gained towards the goal, ``step_reward`` every action,
   ``goal_reward`` on reaching it, ``collision_reward`` on touching anything (a person too); either
   of the last two ends the episode (``terminated``). Gymnasium's TimeLimit cuts it at
-  ``max_episode_steps``. In a world with people, a person within ``discomfort_distance`` adds
-  ``(gap - discomfort_distance) * discomfort_penalty * control_period``.
+  ``max_episode_steps``. In a world with people, a person within ``discomfort_distance`` after
+  an action that does not end the episode adds ``(gap - discomfort_distance) *
+  discomfort_penalty * control_period`` (CrowdNav's discomfort term).
 * **people** (worlds with crowds, ``sim_server/CrowdNavigation-v0``): each episode starts the
   crowds afresh from the episode's seed; the observation ends with the ``observed_people``
   nearest people the robot senses (:mod:`sim_server.learning.people`,

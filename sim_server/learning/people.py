@@ -6,9 +6,10 @@ once as arrays:
 
 * the **gap** to the nearest person: the distance between the robot's bounding circle and the
   person's body (m);
-* **personal space**: a gap below the task's ``discomfort_distance`` is an intrusion, and adds
-  ``(gap - discomfort_distance) * discomfort_penalty * control_period`` to the reward (CrowdNav's
-  discomfort penalty: negative, deeper intrusions cost more); the intrusions are counted, and
+* **personal space**: a gap below the task's ``discomfort_distance`` is an intrusion, and gives
+  ``(gap - discomfort_distance) * discomfort_penalty * control_period`` (CrowdNav's discomfort
+  penalty: negative, deeper intrusions cost more), which the fleet adds to the reward of an
+  action that does not end the episode; the intrusions are counted, and
   whether a person or something else (a wall, another robot) was touched;
 * every person's state for the episode metrics (:class:`~sim_server.learning.metrics.PeopleNow`,
   :mod:`sim_server.learning.metrics`).

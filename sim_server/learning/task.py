@@ -56,7 +56,8 @@ class NavigationTask:
         discomfort_distance: a person nearer than this (m, between the robot's bounding circle
             and the person's body) intrudes on personal space (CrowdNav's 0.2 m).
         discomfort_penalty: while a person intrudes, ``(gap - discomfort_distance) *
-            discomfort_penalty * control_period`` is added to the reward (CrowdNav's 0.5).
+            discomfort_penalty * control_period`` is added to the reward of an action that does
+            not end the episode (CrowdNav's 0.5).
         observed_people: the nearest people of the robot's world in its observation (0: none).
         max_speed: with ``max_lateral``, the most the planar speed (forward and sideways
             together, m/s) may be: a command asking more is scaled down, its direction kept
