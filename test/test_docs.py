@@ -165,10 +165,11 @@ def test_learning_examples_run_as_written() -> None:
     """Every Python block of the learning page, as written, each in a process of its own, none
     importing rclpy; the first's picture and observation are checked too."""
     examples = python_blocks(page("learning.md"))
-    assert len(examples) == 4
+    assert len(examples) == 5
     checks = [
         "\nassert picture.shape[2] == 3 and env.observation_space.contains(observation)\n", "", "",
         "\nassert observation.shape == (65,) and info['path_length'] >= 0.0\n",
+        "\nassert info['finished'] == 1.0 and info['success'] + info['collision'] + info['timeout'] == 1.0\n",
     ]
     for example, check in zip(examples, checks):
         result = run_python(example + check + NO_ROS, REPO_ROOT)

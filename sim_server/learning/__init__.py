@@ -17,20 +17,29 @@ Importing this module registers them with Gymnasium::
   :data:`~sim_server.learning.task.CROWD_NAVIGATION` (the five nearest people observed, personal
   space, the social navigation metrics in ``info``).
 
+* ``sim_server/CircleCrossing-v0`` and ``sim_server/SquareCrossing-v0``: CrowdNav's scenarios
+  (:mod:`~sim_server.learning.crowdnav`), cut at 100 actions (25 s); keyword arguments
+  ``kinematics`` ("holonomic" or "unicycle"), ``robot_visible`` and ``people`` ("orca" or
+  "social_force").
+
 Also here, imported by name: :mod:`~sim_server.learning.parallel_env` (PettingZoo's parallel
 API, several robots in one world), :mod:`~sim_server.learning.distributed` (vector environments
-as Ray actors; Ray is an optional extra), and the examples
+as Ray actors; Ray is an optional extra), :mod:`~sim_server.learning.baselines` (robots driven by
+the crowd models), :mod:`~sim_server.learning.evaluate` (CrowdNav's evaluation), and the examples
 :mod:`~sim_server.learning.ray_example` and :mod:`~sim_server.learning.train_example`.
 """
 
 import gymnasium
 
 from sim_server.learning.navigation_env import NavigationEnv
+from sim_server.learning.crowdnav import CROWDNAV_STEPS
 from sim_server.learning.task import CROWD_NAVIGATION, PEOPLE_WORLD, NavigationTask
 from sim_server.learning.vector_env import NavigationVectorEnv
 
 NAVIGATION_ID = "sim_server/Navigation-v0"
 CROWD_NAVIGATION_ID = "sim_server/CrowdNavigation-v0"
+#: CrowdNav's scenarios by their Gymnasium ids.
+CROWDNAV_IDS = {"sim_server/CircleCrossing-v0": "circle_crossing", "sim_server/SquareCrossing-v0": "square_crossing"}
 
 if NAVIGATION_ID not in gymnasium.registry:
     gymnasium.register(
@@ -49,4 +58,14 @@ if CROWD_NAVIGATION_ID not in gymnasium.registry:
         kwargs={"world_path": PEOPLE_WORLD, "task": CROWD_NAVIGATION},
     )
 
-__all__ = ["CROWD_NAVIGATION_ID", "NAVIGATION_ID", "NavigationEnv", "NavigationTask", "NavigationVectorEnv"]
+for _id, _scenario in CROWDNAV_IDS.items():
+    if _id not in gymnasium.registry:
+        gymnasium.register(
+            _id,
+            entry_point="sim_server.learning.crowdnav:crowdnav_env",
+            vector_entry_point="sim_server.learning.crowdnav:crowdnav_vector_env",
+            max_episode_steps=CROWDNAV_STEPS,
+            kwargs={"scenario": _scenario},
+        )
+
+__all__ = ["CROWDNAV_IDS", "CROWD_NAVIGATION_ID", "NAVIGATION_ID", "NavigationEnv", "NavigationTask", "NavigationVectorEnv"]

@@ -8,6 +8,12 @@ robots at once, as arrays (robot ``k`` is robot ``k % R`` of copy ``k // R``, R 
 Every coordinate of the task (area, starts, goals) is in the world's own frame; copy ``i`` lies
 at ``replica_offsets[i]``.
 
+Episodes start as the task says (random free starts and goals, the crowds afresh) unless an
+:class:`EpisodeLayout` places the robots and people itself (CrowdNav's scenarios,
+:mod:`sim_server.learning.crowdnav`). Each robot's episode is measured by
+:class:`~sim_server.learning.metrics.EpisodeMetrics`; the environments say how it ends
+(:meth:`NavigationFleet.finish`).
+
 Gymnasium's single environment (:class:`~sim_server.learning.navigation_env.NavigationEnv`,
 one copy, one robot), its vector environment
 (:class:`~sim_server.learning.vector_env.NavigationVectorEnv`, many copies) and PettingZoo's
@@ -20,14 +26,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from sim_server.core import Pose2D, World
 from sim_server.core import limits
+from sim_server.core.format.world_file import WorldSpec
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.physics.replicas import MAX_MARGIN, MAX_REPLICAS, Replicas
 from sim_server.core.sensing.laser_scanner import scan_all
+from sim_server.learning.metrics import EpisodeMetrics, PeopleNow
 from sim_server.learning.people import PeopleNearby
 from sim_server.learning.task import NavigationTask
 from sim_plugins.velocity_command import VelocityCommand
@@ -46,16 +55,38 @@ STATE_VALUES = 4
 PERSON_VALUES = 5
 
 
+class EpisodeLayout(Protocol):
+    """Where episodes start, in place of the task's random starts and goals and the crowds'
+    own restart (:class:`~sim_server.learning.crowdnav.CrowdNavEpisodes` is one)."""
+
+    def restart_people(self, fleet: "NavigationFleet", copy: int, rng: np.random.Generator, seed: int | None) -> None:
+        """Start copy ``copy``'s people afresh: from ``seed`` where given (an episode seeded so),
+        else from ``rng`` (the copy's episode generator)."""
+
+    def robot_start(self, fleet: "NavigationFleet", index: int, rng: np.random.Generator) -> tuple[tuple[float, float], tuple[float, float], float]:
+        """Robot ``index``'s start and goal (m, its copy's frame) and heading (rad)."""
+
+
+def load_world(world: str | Path | WorldSpec, step_size: float, replicas: Replicas | None = None) -> World:
+    """The world of a file, or of a world file's spec already read (and perhaps changed)."""
+    replicas = replicas or Replicas()
+    if isinstance(world, WorldSpec):
+        return World.from_spec(world, step_size=step_size, replicas=replicas)
+    return World.from_file(world, step_size=step_size, replicas=replicas)
+
+
 class NavigationFleet:
     """Robots driving to their own goals, ``robots`` of them in each of ``count`` copies of a world.
 
     Args:
-        world_path: the world file.
+        world_path: the world file, or a world file's spec (:class:`WorldSpec`, read and perhaps
+            changed by the caller).
         task: the task (the drive and laser it names must be on every robot).
         count: copies of the world.
         step_size: the physics step (s); the task's control period must be a whole number of them.
         robots: the learning robots of each copy, by their names in the world file (default: the
             task's robot).
+        layout: where episodes start (default: the task's random starts and goals).
 
     Raises:
         ValueError: the task does not fit the world or the step size (the message says why).
@@ -64,11 +95,12 @@ class NavigationFleet:
 
     def __init__(
         self,
-        world_path: str | Path,
+        world_path: str | Path | WorldSpec,
         task: NavigationTask,
         count: int = 1,
         step_size: float = 0.01,
         robots: Sequence[str] | None = None,
+        layout: EpisodeLayout | None = None,
     ) -> None:
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_REPLICAS:
             raise ValueError(f"count must be a whole number from 1 to {MAX_REPLICAS}, got {count!r:.100}")
@@ -92,10 +124,13 @@ class NavigationFleet:
         if not robots or len(set(robots)) != len(robots):
             raise ValueError(f"the robots must be one or more different names, got {robots!r:.200}")
         self.task = task
+        self.layout = layout
+        source = world_path
+        world_path = world_path.path if isinstance(world_path, WorldSpec) else world_path
         #: Robots in all (copies times robots per copy).
         self.count = count * len(robots)
         self.steps_per_action = int(round(steps))
-        world = World.from_file(world_path, step_size=step_size)
+        world = load_world(source, step_size)
         try:
             lasers = [self._task_parts(world, name, world_path)[2] for name in robots]
             #: The world's walls in its own frame ((N, 4) segments, m): where starts and goals may be.
@@ -112,7 +147,7 @@ class NavigationFleet:
             raise
         if count > 1:
             world.close()
-            world = World.from_file(world_path, step_size=step_size, replicas=Replicas(count, margin))
+            world = load_world(source, step_size, Replicas(count, margin))
         self.world = world
         try:
             names = [world.replicas.name(name, index) for index in range(count) for name in robots]
@@ -142,13 +177,15 @@ class NavigationFleet:
         self._observed_scanners = [scanner.beams(self.beam_index) for scanner in self._scanners]
         self.laser_range = ranges.pop()
         x_min, y_min, x_max, y_max = task.area
-        self._scale = math.hypot(x_max - x_min, y_max - y_min)
+        #: What the goal's coordinates in observations are divided by: the area's diagonal (m).
+        self.goal_scale = math.hypot(x_max - x_min, y_max - y_min)
         #: Each robot's goal (m, the world's frame) and its distance to it (m).
         self.goals = np.zeros((self.count, 2))
         self.distances = np.zeros(self.count)
         #: Which robots have been placed (by :meth:`place`) since the fleet was made.
         self.placed = np.zeros(self.count, dtype=bool)
         self._people = PeopleNearby(self, count)
+        self._metrics = EpisodeMetrics(task, self.copies, self._people.robot_radii, self._people.present)
 
     def _task_parts(self, world: World, robot_name: str, world_path: str | Path) -> tuple:
         """The robot ``robot_name``, its drive and its laser, checked."""
@@ -180,16 +217,38 @@ class NavigationFleet:
         """Whether the world has crowds (then :meth:`metrics` has the social ones)."""
         return self._people.present
 
-    def place_people(self, copy: int, rng: np.random.Generator) -> None:
+    def place_people(self, copy: int, rng: np.random.Generator, seed: int | None = None) -> None:
         """Start copy ``copy``'s crowds afresh, seeded from ``rng`` (people at new starts with new
-        goals), before its robots are placed."""
-        self._people.restart(copy, rng)
+        goals), before its robots are placed; a layout may use the episode's ``seed`` instead."""
+        if self.layout is not None:
+            self.layout.restart_people(self, copy, rng, seed)
+        else:
+            self._people.restart(copy, rng)
 
     def metrics(self) -> dict[str, np.ndarray]:
-        """The episode so far, per robot (see :class:`PeopleNearby`): path length (m), time
-        (s), and with people the nearest gap to one (m), the intrusions into personal space and
-        whether a person or something else was touched."""
-        return self._people.metrics()
+        """The episode so far, per robot (:mod:`sim_server.learning.metrics`): path length (m)
+        and time (s), and with people every social navigation metric."""
+        return self._metrics.table(self._people.legacy() if self._people.present else {})
+
+    def finish(self, robots: np.ndarray, outcomes: np.ndarray | int) -> None:
+        """End the episodes of ``robots`` (an (R,) mask) with ``outcomes`` (one
+        :class:`~sim_server.core.crowd.social_metrics.Outcome` each, or one for all): their
+        metrics say so and stay as they are until their next episodes."""
+        self._metrics.finish(np.asarray(robots, dtype=bool), np.asarray(outcomes))
+
+    def outcomes(self) -> np.ndarray:
+        """(R,) how each robot's last episode ended (the Outcome given to :meth:`finish`)."""
+        return self._metrics.outcomes()
+
+    @property
+    def robot_radii(self) -> np.ndarray:
+        """(R,) each robot's bounding radius (m)."""
+        return self._people.robot_radii
+
+    def people_now(self) -> PeopleNow | None:
+        """Every person now (:class:`~sim_server.learning.metrics.PeopleNow`, positions in each
+        copy's frame), or None in a world without crowds."""
+        return self._people.now()
 
     # ---------------------------------------------------------------- episodes
     def place(self, index: int, rng: np.random.Generator) -> None:
@@ -197,13 +256,16 @@ class NavigationFleet:
         the other robots of its copy), facing a random way, with a free goal at least the task's
         ``min_goal_distance`` away (drawn from ``rng``)."""
         self.check_open()
-        others = self._others(index)
-        people = self._people.around(index)
-        if len(people):
-            others = np.concatenate([others, people])
-        start = self._free_point(rng, None, others)
-        goal = self._free_point(rng, start)
-        heading = float(rng.uniform(-math.pi, math.pi))
+        if self.layout is not None:
+            start, goal, heading = self.layout.robot_start(self, index, rng)
+        else:
+            others = self._others(index)
+            people = self._people.around(index)
+            if len(people):
+                others = np.concatenate([others, people])
+            start = self._free_point(rng, None, others)
+            goal = self._free_point(rng, start)
+            heading = float(rng.uniform(-math.pi, math.pi))
         command = self.drives[index].command
         command.linear = command.angular = 0.0
         if command.uses_lateral:
@@ -213,7 +275,8 @@ class NavigationFleet:
         self.goals[index] = goal
         self.distances[index] = math.hypot(goal[0] - start[0], goal[1] - start[1])
         self.placed[index] = True
-        self._people.start_episode(index, start)
+        self._people.start_episode(index, rng)
+        self._metrics.start_episode(index, start, heading)
 
     def act(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Hold ``actions`` ((count, 2) in [-1, 1], finite: linear, angular; (count, 3) with the
@@ -223,9 +286,15 @@ class NavigationFleet:
         of the period, alone or not: every copy runs the same steps)."""
         self.check_ready()
         task = self.task
-        lateral = (actions[:, 2] * task.max_lateral).tolist() if task.max_lateral > 0.0 else None
+        linear = actions[:, 0] * task.max_linear
+        lateral = actions[:, 2] * task.max_lateral if task.max_lateral > 0.0 else None
+        if task.max_speed > 0.0:  # forward and sideways together at most max_speed
+            speed = np.hypot(linear, lateral)
+            scale = np.where(speed > task.max_speed, task.max_speed / np.maximum(speed, 1e-300), 1.0)
+            linear, lateral = linear * scale, lateral * scale
         VelocityCommand.set_all(
-            self._commands, (actions[:, 0] * task.max_linear).tolist(), (actions[:, 1] * task.max_angular).tolist(), lateral
+            self._commands, linear.tolist(), (actions[:, 1] * task.max_angular).tolist(),
+            None if lateral is None else lateral.tolist(),
         )
         collided = np.zeros(self.count, dtype=bool)
         touched_person = np.zeros(self.count, dtype=bool)
@@ -245,7 +314,11 @@ class NavigationFleet:
         self.distances = distances
         reached = distances <= task.goal_radius
         rewards += np.where(reached, task.goal_reward, 0.0) + np.where(collided, task.collision_reward, 0.0)
-        rewards += people.after_action(poses, collided, touched_person)
+        discomfort, everyone = people.after_action(poses, collided, touched_person)
+        rewards += np.where(reached | collided, 0.0, discomfort)  # CrowdNav's: an ending action has no discomfort
+        local = poses[:, :2] - self.offsets
+        self._metrics.after_action(local, self._bodies.velocities()[:, :2], poses[:, 2], self.goals, collided, touched_person,
+                                   everyone)
         return rewards, reached, collided
 
     # ---------------------------------------------------------------- observations
@@ -264,8 +337,8 @@ class NavigationFleet:
         dy = self.goals[:, 1] - (poses[:, 1] - self.offsets[:, 1])
         task = self.task
         columns = [
-            (cos * dx + sin * dy) / self._scale,
-            (-sin * dx + cos * dy) / self._scale,
+            (cos * dx + sin * dy) / self.goal_scale,
+            (-sin * dx + cos * dy) / self.goal_scale,
             (cos * velocities[:, 0] + sin * velocities[:, 1]) / task.max_linear,
             velocities[:, 2] / task.max_angular,
         ]

@@ -15,12 +15,17 @@ every wall). An action is a command held for ``control_period`` seconds of sim t
 * **reward**: ``progress_reward`` per metre gained towards the goal, ``step_reward`` every action,
   ``goal_reward`` on reaching it, ``collision_reward`` on touching anything (a person too); either
   of the last two ends the episode (``terminated``). Gymnasium's TimeLimit cuts it at
-  ``max_episode_steps``. In a world with people, a person within ``discomfort_distance`` adds
-  ``(gap - discomfort_distance) * discomfort_penalty * control_period``.
+  ``max_episode_steps``. In a world with people, a person within ``discomfort_distance`` after
+  an action that does not end the episode adds ``(gap - discomfort_distance) *
+  discomfort_penalty * control_period`` (CrowdNav's discomfort term).
 * **people** (worlds with crowds, ``sim_server/CrowdNavigation-v0``): each episode starts the
   crowds afresh from the episode's seed; the observation ends with the ``observed_people``
-  nearest people (:mod:`sim_server.learning.people`), and ``info`` has the social navigation
-  metrics.
+  nearest people the robot senses (:mod:`sim_server.learning.people`,
+  :mod:`sim_server.learning.sight`), and ``info`` has the social navigation metrics
+  (:mod:`sim_server.learning.metrics`); the episode ends as a success, a collision or, after
+  ``max_episode_steps`` actions, a timeout.
+* **layout**: a :class:`~sim_server.learning.fleet.EpisodeLayout` places the robot and the
+  people instead (CrowdNav's scenarios, :mod:`sim_server.learning.crowdnav`).
 * **render** (``render_mode="rgb_array"``): the whole world from above with the laser's rays and
   the goal (a yellow cross), by :mod:`sim_server.rendering`.
 
@@ -40,7 +45,10 @@ import numpy as np
 from gymnasium import spaces
 
 from sim_server.core import limits
-from sim_server.learning.fleet import NavigationFleet
+from sim_server.core.crowd.social_metrics import Outcome
+from sim_server.core.format.world_file import WorldSpec
+from sim_server.learning.fleet import EpisodeLayout, NavigationFleet
+from sim_server.learning.metrics import outcomes_of
 from sim_server.learning.pictures import RENDER_MODES, FleetPictures, check_render_mode
 from sim_server.learning.task import DEFAULT_WORLD, NavigationTask
 
@@ -104,27 +112,31 @@ class NavigationEnv(gymnasium.Env):
     """See the module's docstring.
 
     Args:
-        world_path: the world file (default: the bundled room, ``config/worlds/learning``).
+        world_path: the world file (default: the bundled room, ``config/worlds/learning``), or
+            a world file's spec.
         task: the task (default: :class:`NavigationTask`'s defaults).
         render_mode: None or ``"rgb_array"``.
         step_size: the physics step (s).
         pixels: the longer side of rendered pictures.
+        layout: where episodes start (default: the task's random starts and goals).
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 10}
 
     def __init__(
         self,
-        world_path: str | Path = DEFAULT_WORLD,
+        world_path: str | Path | WorldSpec = DEFAULT_WORLD,
         task: NavigationTask | None = None,
         render_mode: str | None = None,
         step_size: float = 0.01,
         pixels: int = 256,
+        layout: EpisodeLayout | None = None,
     ) -> None:
         check_render_mode(render_mode, pixels)
         self.task = task or NavigationTask()
         self.render_mode = render_mode
-        self.fleet = NavigationFleet(world_path, self.task, 1, step_size)
+        self.fleet = NavigationFleet(world_path, self.task, 1, step_size, layout=layout)
+        self._steps = 0
         self.world = self.fleet.world
         self.observation_space = observation_space(self.fleet)
         self.action_space = action_space(self.task.action_size)
@@ -139,10 +151,12 @@ class NavigationEnv(gymnasium.Env):
     # ---------------------------------------------------------------- Gymnasium's API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         checked_options(options)
-        super().reset(seed=checked_seed(seed))
+        seed = checked_seed(seed)
+        super().reset(seed=seed)
         if self.fleet.has_people:
-            self.fleet.place_people(0, self.np_random)
+            self.fleet.place_people(0, self.np_random, seed)
         self.fleet.place(0, self.np_random)
+        self._steps = 0
         info = {"distance": float(self.fleet.distances[0]), "goal": self.goal}
         info.update(first_of(self.fleet.metrics()))
         return self.fleet.observations()[0], info
@@ -152,10 +166,14 @@ class NavigationEnv(gymnasium.Env):
         terminated, truncated, info)``. ``info`` has the goal's ``distance``, the ``goal``, and
         whether it was ``reached`` (also ``success``) or the robot ``collided`` (either ends the
         episode: ``terminated``), the episode's ``path_length`` (m) and ``time`` (s), and in a
-        world with people ``min_person_gap``, ``intrusions``, ``collided_person`` and
-        ``collided_other`` (:mod:`sim_server.learning.people`); ``truncated`` is always False
-        (Gymnasium's TimeLimit cuts episodes)."""
+        world with people every social navigation metric (:mod:`sim_server.learning.metrics`);
+        ``truncated`` is always False (Gymnasium's TimeLimit cuts episodes; the metrics count
+        the episode a timeout after the task's ``max_episode_steps`` actions)."""
         rewards, reached, collided = self.fleet.act(checked_actions(action, 1, self.task.action_size))
+        self._steps += 1
+        ended, outcomes = outcomes_of(reached, collided, np.array([self._steps >= self.task.max_episode_steps]))
+        if self.fleet.outcomes()[0] == Outcome.RUNNING:
+            self.fleet.finish(ended, outcomes)
         info = {
             "distance": float(self.fleet.distances[0]), "goal": self.goal,
             "reached": bool(reached[0]), "collided": bool(collided[0]), "success": bool(reached[0]),

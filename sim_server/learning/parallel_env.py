@@ -28,6 +28,7 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from sim_server.learning.fleet import NavigationFleet
+from sim_server.learning.metrics import outcomes_of
 from sim_server.learning.navigation_env import (
     action_space, checked_actions, checked_options, checked_seed, observation_space,
 )
@@ -89,18 +90,20 @@ class NavigationParallelEnv(ParallelEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         self.fleet.check_open()
         checked_options(options)
-        if checked_seed(seed) is not None:
+        seed = checked_seed(seed)
+        if seed is not None:
             self._np_random, _ = seeding.np_random(seed)
         self.agents = list(self.possible_agents)
         self._steps = 0
         if self.fleet.has_people:
-            self.fleet.place_people(0, self._np_random)
+            self.fleet.place_people(0, self._np_random, seed)
         for index in range(len(self.possible_agents)):
             self.fleet.place(index, self._np_random)
         observations = self.fleet.observations()
+        metrics = self.fleet.metrics()
         return (
             {agent: observations[self._index[agent]] for agent in self.agents},
-            {agent: self._info(self._index[agent]) for agent in self.agents},
+            {agent: self._info(self._index[agent], metrics) for agent in self.agents},
         )
 
     def step(self, actions: dict[str, Any]):
@@ -118,11 +121,16 @@ class NavigationParallelEnv(ParallelEnv):
         self._steps += 1
         observations = self.fleet.observations()
         cut = self._steps >= self.task.max_episode_steps
+        running = np.zeros(len(self.possible_agents), dtype=bool)
+        running[[self._index[agent] for agent in self.agents]] = True
+        finished, outcomes = outcomes_of(reached, collided, np.full(len(running), cut))
+        self.fleet.finish(finished & running, outcomes)
+        metrics = self.fleet.metrics()
         result: tuple[dict, dict, dict, dict, dict] = ({}, {}, {}, {}, {})
         for agent in self.agents:
             index = self._index[agent]
             ended = bool(reached[index] or collided[index])
-            info = self._info(index)
+            info = self._info(index, metrics)
             info.update(reached=bool(reached[index]), collided=bool(collided[index]), success=bool(reached[index]))
             for part, value in zip(result, (observations[index], float(rewards[index]), ended, cut and not ended, info)):
                 part[agent] = value
@@ -144,8 +152,8 @@ class NavigationParallelEnv(ParallelEnv):
             self.fleet.close()  # kept, closed: a later call says so
             self.world = None
 
-    def _info(self, index: int) -> dict[str, Any]:
+    def _info(self, index: int, metrics: dict[str, np.ndarray]) -> dict[str, Any]:
         x, y = self.fleet.goals[index].tolist()
         info: dict[str, Any] = {"distance": float(self.fleet.distances[index]), "goal": (x, y)}
-        info.update({key: values[index].item() for key, values in self.fleet.metrics().items()})
+        info.update({key: values[index].item() for key, values in metrics.items()})
         return info

@@ -56,8 +56,21 @@ class NavigationTask:
         discomfort_distance: a person nearer than this (m, between the robot's bounding circle
             and the person's body) intrudes on personal space (CrowdNav's 0.2 m).
         discomfort_penalty: while a person intrudes, ``(gap - discomfort_distance) *
-            discomfort_penalty * control_period`` is added to the reward (CrowdNav's 0.5).
+            discomfort_penalty * control_period`` is added to the reward of an action that does
+            not end the episode (CrowdNav's 0.5).
         observed_people: the nearest people of the robot's world in its observation (0: none).
+        max_speed: with ``max_lateral``, the most the planar speed (forward and sideways
+            together, m/s) may be: a command asking more is scaled down, its direction kept
+            (CrowdNav's holonomic robot moves at most at its preferred speed); 0 (the default):
+            each axis on its own.
+        people_range: only people whose centre lies within this distance (m) of the robot's
+            are observed (a sensor's range); 0 (the default): every person of its world.
+        people_line_of_sight: only people whose centre the robot's centre sees past the world's
+            walls (every wall segment of its layers occludes; people do not) are observed.
+            Off by default.
+        people_noise: the standard deviation (m) of the Gaussian noise added to each observed
+            person's position (ahead and left, each on its own), drawn anew every action and
+            seeded by the episode; 0 (the default): exact positions.
     """
 
     robot: str = "robot"
@@ -80,14 +93,22 @@ class NavigationTask:
     discomfort_distance: float = 0.2
     discomfort_penalty: float = 0.5
     observed_people: int = 0
+    max_speed: float = 0.0
+    people_range: float = 0.0
+    people_line_of_sight: bool = False
+    people_noise: float = 0.0
 
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            numbers = value if isinstance(value, tuple) else (value,)
+            numbers = value if field.name == "area" and isinstance(value, tuple) else (value,)  # area: checked below
             if field.type in ("str",):
                 if not isinstance(value, str) or not value:
                     raise ValueError(f"NavigationTask.{field.name} must be a name, got {value!r}")
+                continue
+            if field.type in ("bool",):
+                if not isinstance(value, bool):
+                    raise ValueError(f"NavigationTask.{field.name} must be True or False, got {value!r:.100}")
                 continue
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
                 raise ValueError(f"NavigationTask.{field.name} must be finite numbers, got {value!r}")
@@ -122,8 +143,19 @@ class NavigationTask:
                 f"NavigationTask.observed_people must be a whole number from 0 to {MAX_OBSERVED_PEOPLE}, got "
                 f"{self.observed_people!r}"
             )
+        for name, most in (("max_speed", limits.SPEED.high), ("people_range", limits.COORDINATE.high),
+                           ("people_noise", limits.COORDINATE.high)):
+            if not 0.0 <= getattr(self, name) <= most:
+                raise ValueError(f"NavigationTask.{name} must be from 0 to {most:g}, got {getattr(self, name)}")
+        if self.max_speed > 0.0 and self.max_lateral == 0.0:
+            raise ValueError("NavigationTask.max_speed caps forward and sideways speed together: it needs max_lateral > 0")
         if not isinstance(self.max_episode_steps, int) or self.max_episode_steps < 1:
             raise ValueError(f"NavigationTask.max_episode_steps must be a whole number >= 1, got {self.max_episode_steps}")
+
+    @property
+    def senses_people(self) -> bool:
+        """Whether observed people are limited (range, line of sight) or noisy."""
+        return self.people_range > 0.0 or self.people_line_of_sight or self.people_noise > 0.0
 
     @property
     def action_size(self) -> int:

@@ -10,9 +10,10 @@ environments costs little more than a few of one.
 * ``step(actions)``: ``actions`` is (num_envs, 2); returns observations (num_envs, size), rewards,
   terminations and truncations (num_envs,) and infos (a dict of arrays: ``distance``, ``reached``,
   ``success``, ``collided``, the episode's metrics of :meth:`NavigationFleet.metrics
-  <sim_server.learning.fleet.NavigationFleet.metrics>`, each with its ``_key`` mask, as
-  Gymnasium's vector environments give them). The metrics of an environment that ends are those
-  of the step that ended it; the next step starts them anew.
+  <sim_server.learning.fleet.NavigationFleet.metrics>` (:mod:`sim_server.learning.metrics`),
+  each with its ``_key`` mask, as Gymnasium's vector environments give them). The metrics of an
+  environment that ends are those of the step that ended it (with its outcome: a success, a
+  collision, or a timeout where it was truncated); the next step starts them anew.
 * Autoreset is Gymnasium's default, next-step (``metadata["autoreset_mode"]``): the step after an
   episode of an environment ended resets that environment, ignoring its action, and gives its
   first observation with reward 0.
@@ -34,8 +35,10 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from sim_server.core.format.world_file import WorldSpec
 from sim_server.core.physics.replicas import MAX_REPLICAS
-from sim_server.learning.fleet import NavigationFleet
+from sim_server.learning.fleet import EpisodeLayout, NavigationFleet
+from sim_server.learning.metrics import outcomes_of
 from sim_server.learning.navigation_env import (
     action_space, checked_actions, checked_options, checked_seed, observation_space,
 )
@@ -61,13 +64,15 @@ class NavigationVectorEnv(VectorEnv):
 
     Args:
         num_envs: environments (copies of the world, one learning robot each; 1 to 4096).
-        world_path: the world file (default: the bundled room, ``config/worlds/learning``).
+        world_path: the world file (default: the bundled room, ``config/worlds/learning``), or
+            a world file's spec.
         task: the task (default: :class:`NavigationTask`'s defaults).
         render_mode: None or ``"rgb_array"``.
         step_size: the physics step (s).
         pixels: the longer side of rendered pictures.
         max_episode_steps: actions until an episode is cut (default: the task's;
             ``gymnasium.make_vec`` passes the registered limit here).
+        layout: where episodes start (default: the task's random starts and goals).
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 10, "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -75,12 +80,13 @@ class NavigationVectorEnv(VectorEnv):
     def __init__(
         self,
         num_envs: int = 64,
-        world_path: str | Path = DEFAULT_WORLD,
+        world_path: str | Path | WorldSpec = DEFAULT_WORLD,
         task: NavigationTask | None = None,
         render_mode: str | None = None,
         step_size: float = 0.01,
         pixels: int = 512,
         max_episode_steps: int | None = None,
+        layout: EpisodeLayout | None = None,
     ) -> None:
         check_render_mode(render_mode, pixels)
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or not 1 <= num_envs <= MAX_REPLICAS:
@@ -90,7 +96,7 @@ class NavigationVectorEnv(VectorEnv):
             self.task = replace(self.task, max_episode_steps=max_episode_steps)  # checked by the task
         self.num_envs = num_envs
         self.render_mode = render_mode
-        self.fleet = NavigationFleet(world_path, self.task, num_envs, step_size)
+        self.fleet = NavigationFleet(world_path, self.task, num_envs, step_size, layout=layout)
         self.world = self.fleet.world
         self.single_observation_space = observation_space(self.fleet)
         self.single_action_space = action_space(self.task.action_size)
@@ -118,7 +124,7 @@ class NavigationVectorEnv(VectorEnv):
                 if each is not None:
                     self._generators[index] = seeding.np_random(each)[0]
         for index in np.flatnonzero(mask):
-            self._start(int(index))
+            self._start(int(index), None if seeds is None else seeds[int(index)])
         return self.fleet.observations(), self._infos()
 
     def step(self, actions):
@@ -133,6 +139,8 @@ class NavigationVectorEnv(VectorEnv):
         terminated = (reached | collided) & ~restart
         truncated = (self._episode_steps >= self.task.max_episode_steps) & ~terminated & ~restart
         self._ended = terminated | truncated
+        ended, outcomes = outcomes_of(reached & ~restart, collided & ~restart, truncated)
+        fleet.finish(ended, outcomes)
         reached[restart] = collided[restart] = False
         infos = self._infos()
         infos.update(reached=reached, _reached=np.ones(self.num_envs, dtype=bool))
@@ -149,9 +157,9 @@ class NavigationVectorEnv(VectorEnv):
             self.world = None
 
     # ---------------------------------------------------------------- episodes
-    def _start(self, index: int) -> None:
+    def _start(self, index: int, seed: int | None = None) -> None:
         if self.fleet.has_people:
-            self.fleet.place_people(index, self._generators[index])
+            self.fleet.place_people(index, self._generators[index], seed)
         self.fleet.place(index, self._generators[index])
         self._episode_steps[index] = 0
         self._ended[index] = False

@@ -63,7 +63,7 @@ def test_a_person_in_personal_space_costs_and_a_touch_ends_the_episode() -> None
     robot = world.models["robot"].first_body.physics_body
     x, y = robot.position
     heading = robot.angle
-    radius = fleet._people._robot_radii[0]
+    radius = fleet.robot_radii[0]
     # standing 0.1 m ahead of the robot's circle: inside its personal space
     ahead = (x + math.cos(heading) * (radius + 0.25 + 0.1), y + math.sin(heading) * (radius + 0.25 + 0.1))
     world.spawn_pedestrian("people", ahead)

@@ -277,9 +277,12 @@ def advance_robots(running, dt, position, velocity, heading, headed, goal, touch
     direction of motion, with their ``goal`` (R, 2; m), touching a person or anything else (R,
     bool each), and what :func:`robots_among_people` found (``gap`` ... ``far_count``). Adds to
     the running sums and counts (columns named at the module's top), the zones' steps and entries
-    (R, Z; ``zone_gaps`` (Z,) m) and the effect sums (R, 2, EFFECT_VALUES); keeps every robot's
-    state in ``last``, ``flags`` and ``inside`` for the next update."""
+    (R, Z; ``zone_gaps`` (Z,) m) and the effect sums (R, 2, EFFECT_VALUES); keeps each running robot's
+    state in ``last``, ``flags`` and ``inside`` for the next update (the others are left as
+    their episodes ended)."""
     for i in range(position.shape[0]):
+        if not running[i]:  # a finished episode keeps its metrics, its end position among them
+            continue
         x, y, vx, vy = position[i, 0], position[i, 1], velocity[i, 0], velocity[i, 1]
         if headed:
             facing_x, facing_y, has_heading = math.cos(heading[i]), math.sin(heading[i]), True
@@ -288,39 +291,38 @@ def advance_robots(running, dt, position, velocity, heading, headed, goal, touch
             has_heading = speed >= STILL_SPEED
             facing_x, facing_y = (vx / speed, vy / speed) if has_heading else (0.0, 0.0)
         change_x, change_y = vx - last[i, VX], vy - last[i, VY]
-        if running[i]:
-            counts[i, STEPS] += 1
-            sums[i, PATH] += math.sqrt((x - last[i, X]) ** 2 + (y - last[i, Y]) ** 2)
-            acceleration = math.sqrt(change_x * change_x + change_y * change_y) / dt
-            sums[i, ACCELERATION_SUM] += acceleration
-            sums[i, ACCELERATION_MAX] = max(sums[i, ACCELERATION_MAX], acceleration)
-            if counts[i, STEPS] >= 2:
-                jerk = math.sqrt((change_x - last[i, CHANGE_X]) ** 2 + (change_y - last[i, CHANGE_Y]) ** 2) / (dt * dt)
-                sums[i, JERK_SUM] += jerk
-                sums[i, JERK_MAX] = max(sums[i, JERK_MAX], jerk)
-                counts[i, JERKS] += 1
-            to_x, to_y = goal[i, 0] - x, goal[i, 1] - y
-            if has_heading and (to_x != 0.0 or to_y != 0.0):
-                sums[i, AIM_SUM] += angle_between(facing_x, facing_y, to_x, to_y)
-                counts[i, AIMS] += 1
-            if has_heading and flags[i, HAS_HEADING]:
-                sums[i, TURN] += angle_between(facing_x, facing_y, last[i, HEADING_X], last[i, HEADING_Y])
-            if touching_person[i] and not flags[i, TOUCHING_PERSON]:
-                counts[i, PERSON_COLLISIONS] += 1
-            if touching_other[i] and not flags[i, TOUCHING_OTHER]:
-                counts[i, OTHER_COLLISIONS] += 1
-            sums[i, MIN_GAP] = min(sums[i, MIN_GAP], gap[i])
-            sums[i, MIN_TTC] = min(sums[i, MIN_TTC], ttc[i])
-            for z in range(zone_gaps.shape[0]):
-                if gap[i] < zone_gaps[z]:
-                    zone_steps[i, z] += 1
-                    if not inside[i, z]:
-                        zone_entries[i, z] += 1
-            for m in range(EFFECT_VALUES):
-                effect_sum[i, NEAR, m] += near_sum[i, m]
-                effect_count[i, NEAR, m] += near_count[i, m]
-                effect_sum[i, FAR, m] += far_sum[i, m]
-                effect_count[i, FAR, m] += far_count[i, m]
+        counts[i, STEPS] += 1
+        sums[i, PATH] += math.sqrt((x - last[i, X]) ** 2 + (y - last[i, Y]) ** 2)
+        acceleration = math.sqrt(change_x * change_x + change_y * change_y) / dt
+        sums[i, ACCELERATION_SUM] += acceleration
+        sums[i, ACCELERATION_MAX] = max(sums[i, ACCELERATION_MAX], acceleration)
+        if counts[i, STEPS] >= 2:
+            jerk = math.sqrt((change_x - last[i, CHANGE_X]) ** 2 + (change_y - last[i, CHANGE_Y]) ** 2) / (dt * dt)
+            sums[i, JERK_SUM] += jerk
+            sums[i, JERK_MAX] = max(sums[i, JERK_MAX], jerk)
+            counts[i, JERKS] += 1
+        to_x, to_y = goal[i, 0] - x, goal[i, 1] - y
+        if has_heading and (to_x != 0.0 or to_y != 0.0):
+            sums[i, AIM_SUM] += angle_between(facing_x, facing_y, to_x, to_y)
+            counts[i, AIMS] += 1
+        if has_heading and flags[i, HAS_HEADING]:
+            sums[i, TURN] += angle_between(facing_x, facing_y, last[i, HEADING_X], last[i, HEADING_Y])
+        if touching_person[i] and not flags[i, TOUCHING_PERSON]:
+            counts[i, PERSON_COLLISIONS] += 1
+        if touching_other[i] and not flags[i, TOUCHING_OTHER]:
+            counts[i, OTHER_COLLISIONS] += 1
+        sums[i, MIN_GAP] = min(sums[i, MIN_GAP], gap[i])
+        sums[i, MIN_TTC] = min(sums[i, MIN_TTC], ttc[i])
+        for z in range(zone_gaps.shape[0]):
+            if gap[i] < zone_gaps[z]:
+                zone_steps[i, z] += 1
+                if not inside[i, z]:
+                    zone_entries[i, z] += 1
+        for m in range(EFFECT_VALUES):
+            effect_sum[i, NEAR, m] += near_sum[i, m]
+            effect_count[i, NEAR, m] += near_count[i, m]
+            effect_sum[i, FAR, m] += far_sum[i, m]
+            effect_count[i, FAR, m] += far_count[i, m]
         last[i, X], last[i, Y], last[i, VX], last[i, VY] = x, y, vx, vy
         last[i, CHANGE_X], last[i, CHANGE_Y] = change_x, change_y
         if has_heading:

@@ -44,6 +44,8 @@ def test_a_straight_drive_at_constant_speed_is_efficient_smooth_and_regular() ->
     assert found["path_length"] == pytest.approx(5.0) and found["path_efficiency"] == pytest.approx(1.0)
     for key in ("path_irregularity", "angle_over_length", "acceleration_mean", "acceleration_max", "jerk_mean", "jerk_max"):
         assert found[key] == pytest.approx(0.0, abs=1e-9), key
+    step(metrics, (5.5, 0.0), (1.0, 0.0), (5.0, 0.0))  # driving on after the end changes nothing (its end stays)
+    assert metrics.results(0) == pytest.approx(found, nan_ok=True, rel=0.0, abs=0.0)
 
 
 def test_without_people_the_people_metrics_say_nobody() -> None:
