@@ -58,6 +58,11 @@ __all__ = ["SocialForceParameters", "social_force_step", "neighbour_grids", "ang
 #: Which way a person turns from a robot straight ahead (theta exactly 0, where the model has no
 #: side): to its right, as pedestrians keep right.
 ROBOT_TIE = 1.0
+#: Angles theta (rad) within this of 0 are 0: where theta is exactly 0 (people standing in a
+#: line, where the interaction vector is the unit direction), rounding the unit vectors leaves
+#: about 1e-16 rad of either sign, and the sideways term, which takes theta's sign, would push
+#: at full strength to a side the rounding picked (a copy of a world 20 m away walked otherwise).
+THETA_TIE = 1e-12
 #: ``extra`` of :func:`social_force_step` for no forces beyond the model's.
 NO_EXTRA_FORCES = np.zeros((0, 2))
 
@@ -94,8 +99,8 @@ def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wr
     square, > 0) with velocities (vxi, vyi) and (vxj, vyj) (m/s), before ``social_factor``
     (Moussaid et al. 2009, pysocialforce's terms; ``lam`` ... ``wrap`` the parameters: gamma and
     its inverse, n^2, n'^2, the smaller of them, the cutoff as an exponent). ``tie`` is the side
-    taken where theta is exactly 0 (0: none, as the model; 1: to the right). Divisions are few:
-    they cost most here."""
+    taken where theta is 0 (within :data:`THETA_TIE`; 0: none, as the model; 1: to the right).
+    Divisions are few: they cost most here."""
     distance = math.sqrt(distance_sq)
     inverse = 1.0 / distance
     ex, ey = dx * inverse, dy * inverse
@@ -120,7 +125,10 @@ def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wr
     spread = b * theta * b * theta
     velocity_amount = math.exp(-decay - n_prime_sq * spread)
     angle_amount = math.exp(-decay - n_sq * spread)
-    angle_amount = -angle_amount if theta > 0.0 else (angle_amount if theta < 0.0 else tie * angle_amount)
+    if theta > THETA_TIE:
+        angle_amount = -angle_amount
+    elif theta >= -THETA_TIE:
+        angle_amount *= tie
     # t and its left normal (-ty, tx)
     return velocity_amount * tx - angle_amount * ty, velocity_amount * ty + angle_amount * tx
 

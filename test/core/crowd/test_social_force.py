@@ -191,3 +191,23 @@ def test_non_finite_velocities_never_come_out(bad: float) -> None:
                       np.zeros(count, dtype=np.int64), np.zeros((count, 2)), np.tile([1.0, 0.0], (count, 1)), np.full(count, 5.0), np.full(count, 1.3),
                       np.full(count, -1, dtype=np.int64), 0, count, *grid, *empty.arrays(), 1, *empty.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
     assert np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("shift", [(0.0, 0.0), (20.1, -13.7), (-1234.5, 0.3)])
+def test_people_standing_in_a_line_push_each_other_along_it_wherever_they_stand(shift: tuple[float, float]) -> None:
+    # theta is exactly 0 between people at rest (the interaction vector is their direction):
+    # rounding must not pick a side for the sideways term (a copy of a world 20 m away walked
+    # otherwise than the world alone)
+    line = np.array([0.7, 0.3]) / np.hypot(0.7, 0.3)
+    places = np.array([[0.0, 0.0], [0.7, 0.3], [1.4, 0.6], [2.8, 1.2]]) + np.array(shift)
+    state = np.zeros((4, 6))
+    state[:, 0:2] = places
+    state[:, 4:6] = places + 100.0 * line  # far along the line: the desired force is along it
+    forces = _forces(state, SocialForceParameters(), dt=1e-3)  # a short step: no speed cap
+    sideways = forces @ np.array([-line[1], line[0]])
+    assert np.abs(sideways).max() < 1e-9, sideways
+    social = forces - _forces(state[[0]], SocialForceParameters(), dt=1e-3)[0]  # less the desired force, alike for all
+    assert np.abs(social @ line).max() > 1e-3  # they do push each other, along the line
+    unshifted = state.copy()
+    unshifted[:, [0, 1, 4, 5]] -= np.array([*shift, *shift])
+    assert np.allclose(forces, _forces(unshifted, SocialForceParameters(), dt=1e-3), rtol=0.0, atol=1e-6)
