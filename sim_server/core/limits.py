@@ -224,6 +224,10 @@ MAX_SPAWNERS = 256
 MAX_WAYPOINTS = 10_000
 #: Named regions of one crowd.
 MAX_REGIONS = 1_000
+#: Waiting queues and attractions of one crowd (a pedsim scenario's): each update looks at each
+#: queue of each copy of the world, and at each attraction for each person.
+MAX_QUEUES = 1_000
+MAX_ATTRACTIONS = 1_000
 #: Candidate goals drawn in each region (each needs a distance field of the walls' grid).
 GOALS_PER_REGION = Range(1, 1024)
 #: Radius of a pedestrian's body (m).

@@ -397,11 +397,15 @@ class World:
         for layer_spec in self.spec.layers:
             bits, _ = self.collision_filter.category_bits(layer_spec.names)
             try:
-                map_data = (
-                    load_map_file(layer_spec.map_path, layer_spec.name, self.preprocessor)
-                    if layer_spec.map_path
-                    else None
-                )
+                if layer_spec.segments is not None:  # a crowd's scenario walls (pedsim_walls)
+                    segments = np.array(layer_spec.segments, dtype=np.float64).reshape(-1, 4)
+                    map_data = MapData(segments, Pose2D(), self.spec.path)
+                else:
+                    map_data = (
+                        load_map_file(layer_spec.map_path, layer_spec.name, self.preprocessor)
+                        if layer_spec.map_path
+                        else None
+                    )
                 layer = Layer(self.physics, layer_spec, map_data, bits, load=False)
             except ConfigError as exc:
                 raise ConfigError(f"{self.spec.path}: {layer_spec.location}: {exc}") from None

@@ -39,9 +39,9 @@ from sim_server.core.crowd.neighbors import build_grid
 from sim_server.core.crowd.orca import keep_right, neighbor_cell, orca_step
 from sim_server.core.crowd.orca_obstacles import OrcaObstacles
 from sim_server.core.crowd.pedsim_forces import people_forces
+from sim_server.core.crowd.goals import Goals
 from sim_server.core.crowd.people import (
-    IDLE, REGION_GOALS, STANDING_STATE, WAITING_STATE, WALKING_STATE, WAYPOINTS, CrowdState, Pedestrian, People,
-    arrivals, waits_over,
+    IDLE, IN_QUEUE, ON_ROUTE, REGION_GOALS, STANDING_STATE, WAITING_STATE, WALKING_STATE, WAYPOINTS, CrowdState, Pedestrian, People,
 )
 from sim_server.core.crowd.places import IN_WALL, Places
 from sim_server.core.crowd.robots import Robots, RobotState
@@ -50,7 +50,7 @@ from sim_server.core.crowd.touch import REACH_HYSTERESIS, REACH_SLACK, reach_of,
 from sim_server.core.crowd.walls import WallIndex
 from sim_server.core.crowd.yielding import yield_to_robots
 from sim_server.core.errors import ConfigError, EntityError, RequestError
-from sim_server.core.format.crowd_file import CrowdSpec, OrcaParameters, Route, SocialForceParameters
+from sim_server.core.format.crowd_file import AgentEntry, CrowdSpec, OrcaParameters, Route, SocialForceParameters
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.random_streams import stream_key
 from sim_server.core.physics.layer import BodyRef
@@ -171,8 +171,8 @@ class Crowd:
         self._fixture = b2.fixtureDef(shape=b2.circleShape(radius=spec.radius), density=BODY_DENSITY)
         self._fixture.filter.categoryBits = self.bits
         self._fixture.filter.maskBits = self.bits
-        self._routes: list[Route] = [entry.route for entry in spec.agents] + [s.route for s in spec.spawners]
         self.rngs = [np.random.default_rng(seed) for seed in self._seeds]
+        self.goals = Goals(self, [entry.route for entry in spec.agents] + [s.route for s in spec.spawners])
         self._spawners: list[list[_Spawner]] = [[] for _ in range(copies)]
         #: People who came into each copy since it (re)started: their random streams' numbers.
         self._arrived = [0] * copies
@@ -183,10 +183,16 @@ class Crowd:
     # ------------------------------------------------------------------ set-up
     def _walking_grid(self) -> WalkingGrid | None:
         """The grid of every wall of the crowd's layers (streamed pieces too), or None without walls."""
-        segments = [layer.all_world_edges() for layer in self.layers if len(layer.edges)]
+        segments = [layer.all_world_edges() for layer in self.layers if len(layer.edges)] + self._own_walls()
         if not segments:
             return None
         return WalkingGrid(np.vstack(segments), self.spec.radius, self.spec.navigation_cell)
+
+    def _own_walls(self) -> list[np.ndarray]:
+        """The crowd's own walls (a pedsim scenario's), unless a layer of the world has them."""
+        if not self.spec.walls or self.spec.walls_layer is not None:
+            return []
+        return [np.array(self.spec.walls, dtype=np.float64).reshape(-1, 4)]
 
     def _world_centre(self) -> np.ndarray:
         """The middle of the first copy (its walls' box), by which robots are told to a copy."""
@@ -206,31 +212,42 @@ class Crowd:
         self._spawners[copy] = [_Spawner() for _ in self.spec.spawners]
         for spawner, state in zip(self.spec.spawners, self._spawners[copy]):
             state.next_arrival = float(rng.exponential(1.0 / spawner.rate))
+        occupied = self.places.occupancy(self._local_of_copy(copy))
         for index, entry in enumerate(self.spec.agents):
-            placed = self.places.find(entry.start, entry.count, self._local_of_copy(copy), rng, self.places.starts[index])
+            placed = self.places.find(entry.start, entry.count, occupied, rng, self.places.starts[index])
             if placed is None:
                 raise ConfigError(
                     f"{entry.location}: key \"start\": no room for {entry.count} pedestrians of radius "
                     f"{self.spec.radius:g} m there without overlapping walls or each other"
                     + ("" if entry.start.point is not None else " where the route can be reached from")
                 )
-            group = -1
-            if entry.group and entry.count > 1:
-                group, self._next_group = self._next_group, self._next_group + 1
-            rows = [self._add_person(index, point, entry.speed, group, False, 0.0, copy) for point in placed]
-            if group >= 0:
-                self._share_goal(rows)
+            for size in self._group_sizes(entry, rng):
+                group = -1
+                if size > 1:
+                    group, self._next_group = self._next_group, self._next_group + 1
+                rows = [self._add_person(index, point, entry.speed, group, False, 0.0, copy) for point in placed[:size]]
+                placed = placed[size:]
+                if group >= 0:
+                    self.goals.share_goal(rows)
+
+    @staticmethod
+    def _group_sizes(entry: AgentEntry, rng: np.random.Generator) -> list[int]:
+        """The sizes of the groups an agent entry's people walk in (1: alone): all together
+        (``group``), Poisson sizes of ``group_size_mean`` (0 drawn again, the last cut to the
+        people left: pedsim's division of a cluster), or each alone."""
+        if entry.group_size_mean > 0.0:
+            sizes: list[int] = []
+            while sum(sizes) < entry.count:
+                size = 0
+                while size == 0:
+                    size = int(rng.poisson(entry.group_size_mean))
+                sizes.append(min(size, entry.count - sum(sizes)))
+            return sizes
+        if entry.group:
+            return [entry.count]
+        return [1] * entry.count
 
     # ------------------------------------------------------------------ people
-    def _share_goal(self, rows: list[int]) -> None:
-        """The group of ``rows`` walks to the first one's goal."""
-        people = self.people
-        for row in rows[1:]:
-            people.goal[row] = people.goal[rows[0]]
-            people.field[row] = people.field[rows[0]]
-            people.waypoint[row] = people.waypoint[rows[0]]
-            people.mode[row] = people.mode[rows[0]]
-
     def _add_person(self, route_index: int, place: tuple[float, float], speed: tuple[float, float], group: int,
                     spawned: bool, now: float, copy: int, name: str = "", added: bool = False) -> int:
         """Add a person at ``place`` (m, the world file's frame) in copy ``copy`` (named ``name``,
@@ -247,7 +264,7 @@ class Crowd:
         body.CreateFixture(self._fixture)
         body.userData = BodyRef(Pedestrian(name, prefix), BODY_NAME)
         self._names.add(name)
-        route = self._routes[route_index]
+        route = self.goals.routes[route_index]
         mode = IDLE if route.idle else (WAYPOINTS if route.waypoints else REGION_GOALS)
         rng = self.rngs[copy]
         row = self.people.add(body, number, route_index, float(rng.uniform(*speed)), group, place, mode, spawned, 0.0,
@@ -255,7 +272,7 @@ class Crowd:
         self._batch = None
         self._recheck = True  # active before the next step where a robot is near
         if mode != IDLE:
-            self._next_goal(row, now, first=True)
+            self.goals.next_goal(row, now, first=True)
         return row
 
     def _random_key(self, copy: int) -> int:
@@ -324,7 +341,7 @@ class Crowd:
         """The people now (see :class:`~sim_server.core.crowd.people.CrowdState`)."""
         people = self.people
         states = np.full(people.count, WALKING_STATE, dtype=np.uint8)
-        states[people.rows("wait_until") >= 0.0] = WAITING_STATE
+        states[(people.rows("wait_until") >= 0.0) | (people.rows("activity") == IN_QUEUE)] = WAITING_STATE
         states[people.rows("mode") == IDLE] = STANDING_STATE
         return CrowdState(
             self.name, self.names(), self.positions().copy(), people.rows("heading").copy(),
@@ -341,68 +358,11 @@ class Crowd:
             self._batch = BodyBatch(self.people.bodies)
         return self._batch
 
-    # ------------------------------------------------------------------ goals
-    def _next_goal(self, row: int, now: float, first: bool = False) -> bool:
-        """Give the person at ``row`` its next goal; False where a spawned person reached the end
-        of its route (it leaves)."""
+    def local_position(self, row: int) -> tuple[float, float]:
+        """Where the person at ``row`` is now (m, the crowd's frame: its copy's offset off)."""
         people = self.people
-        route = self._routes[people.route[row]]
-        if people.mode[row] == WAYPOINTS:
-            index = 0 if first else people.waypoint[row] + 1
-            if index >= len(route.waypoints):
-                if people.spawned[row]:
-                    return False
-                if not route.loop:
-                    people.mode[row] = IDLE
-                    people.field[row] = -1
-                    return True
-                index = 0
-            people.waypoint[row] = index
-            goal = route.waypoints[index]
-        else:
-            copy = int(people.copy[row])
-            x, y = people.position[row] + self._elapsed() * people.velocity[row]
-            pool = self.places.pool(route.goals, self.places.label(x - self.offsets[copy, 0], y - self.offsets[copy, 1]))
-            if not len(pool):
-                people.mode[row] = IDLE
-                return True
-            goal = tuple(pool[int(self.rngs[copy].integers(len(pool)))])
-        people.goal[row] = goal
-        people.field[row] = -1 if self.grid is None else self.grid.field_id(
-            goal[0], goal[1], lambda: set(people.rows("field").tolist()))
-        return True
-
-    def _handle_arrivals(self, local: np.ndarray, now: float) -> list[int]:
-        """Start waits at goals reached, give new goals when waits end; the rows that leave."""
-        people = self.people
-        arrived = arrivals(people.count, people.mode, people.goal, local, people.wait_until,
-                           self.spec.parameters.stop_distance)
-        leaving = []
-        groups = people.rows("group")
-        for row in arrived:
-            if groups[row] >= 0 and not self._leads(row):
-                continue  # the group's first member decides
-            low, high = self._routes[people.route[row]].wait
-            wait = float(self.rngs[int(people.copy[row])].uniform(low, high)) if high > 0.0 else 0.0
-            people.wait_until[row] = now + wait
-        for row in waits_over(people.count, people.wait_until, now):
-            people.wait_until[row] = -1.0
-            if not self._next_goal(row, now):
-                leaving.append(int(row))
-                continue
-            if groups[row] >= 0:
-                for member in np.flatnonzero(groups == groups[row]):
-                    if member != row:
-                        people.goal[member] = people.goal[row]
-                        people.field[member] = people.field[row]
-                        people.waypoint[member] = people.waypoint[row]
-                        people.mode[member] = people.mode[row]
-        return leaving
-
-    def _leads(self, row: int) -> bool:
-        group = self.people.group[row]
-        members = np.flatnonzero(self.people.rows("group") == group)
-        return int(self.people.number[row]) == int(self.people.rows("number")[members].min())
+        x, y = people.position[row] + self._elapsed() * people.velocity[row] - self.offsets[int(people.copy[row])]
+        return float(x), float(y)
 
     # ------------------------------------------------------------------ spawning
     def _spawn(self, now: float) -> None:
@@ -428,7 +388,7 @@ class Crowd:
                             for point in placed]
                     state.out.update(self.people.bodies[row].userData.entity.name for row in rows)
                     if group >= 0:
-                        self._share_goal(rows)
+                        self.goals.share_goal(rows)
                     state.made += 1
                     state.next_arrival += float(self.rngs[copy].exponential(1.0 / spawner.rate))
 
@@ -463,7 +423,7 @@ class Crowd:
         """The loaded walls of the first copy's layers (the world file's frame)."""
         version = self.host.static_geometry_version
         if self._walls is None or self._walls_version != version:
-            segments = [layer.world_edges() for layer in self.layers]
+            segments = [layer.world_edges() for layer in self.layers] + self._own_walls()
             segments = [s for s in segments if len(s)]
             self._walls = WallIndex(np.vstack(segments) if segments else np.zeros((0, 4)))
             self._walls_version = version
@@ -513,7 +473,7 @@ class Crowd:
         positions = self.positions()
         copy_rows = people.rows("copy")
         local = positions - self.offsets[copy_rows]
-        leaving = self._handle_arrivals(local, now)
+        leaving = self.goals.update(local, now, self.dt)
         if leaving:
             self._remove_rows(leaving)
             if people.count == 0:
@@ -523,7 +483,7 @@ class Crowd:
             local = positions - self.offsets[copy_rows]
         n = people.count
         goals = people.rows("goal").copy()
-        standing = (people.rows("mode") == IDLE) | (people.rows("wait_until") >= 0.0)
+        standing = ((people.rows("mode") == IDLE) & (people.rows("activity") == ON_ROUTE)) | (people.rows("wait_until") >= 0.0)
         goals[standing] = local[standing]
         directions = np.zeros((n, 2))
         distances = np.zeros(n)
@@ -694,17 +654,18 @@ class Crowd:
         """The index of a run-time route (the same route shared; unused ones dropped beyond
         :data:`MAX_RUNTIME_ROUTES`)."""
         fixed = len(self.spec.agents) + len(self.spec.spawners)
-        for index in range(fixed, len(self._routes)):
-            if self._routes[index] == route:
+        routes = self.goals.routes
+        for index in range(fixed, len(routes)):
+            if routes[index] == route:
                 return index
-        if len(self._routes) - fixed >= MAX_RUNTIME_ROUTES:
+        if len(routes) - fixed >= MAX_RUNTIME_ROUTES:
             used = sorted({int(r) for r in self.people.rows("route")} | set(range(fixed)))
             renumber = {old: new for new, old in enumerate(used)}
-            self._routes = [self._routes[old] for old in used]
+            routes[:] = [routes[old] for old in used]
             rows = self.people.rows("route")
             rows[:] = [renumber[int(r)] for r in rows]
-        self._routes.append(route)
-        return len(self._routes) - 1
+        routes.append(route)
+        return len(routes) - 1
 
     def has(self, name: str) -> bool:
         """Whether a person called ``name`` is in the crowd."""
@@ -740,7 +701,7 @@ class Crowd:
         label = self.places.label(x - ox, y - oy)
         if label == IN_WALL:
             raise RequestError(f"({x:g}, {y:g}) lies within {self.spec.radius:g} m of a wall: a pedestrian cannot stand there")
-        starts = self.places.route_starts(self._routes[self.people.route[row]])
+        starts = self.places.route_starts(self.goals.routes[self.people.route[row]])
         if starts is not None and label not in starts:
             raise RequestError(f"from ({x:g}, {y:g}) the pedestrian's goals cannot be reached: walls close them off")
         people = self.people
@@ -769,18 +730,22 @@ class Crowd:
         self._remove_rows(np.flatnonzero(self.people.rows("copy") == copy).tolist())
         self._seeds[copy] = seed
         self.rngs[copy] = np.random.default_rng(seed)
+        if self.goals.queues is not None:
+            self.goals.queues.restart(copy)
         self._start_copy(copy)
 
     def reset(self) -> None:
         """Back to the world file's people and clocks (the same seeds, the same choices)."""
         self._remove_rows(range(self.people.count))
-        self._routes = self._routes[: len(self.spec.agents) + len(self.spec.spawners)]
+        del self.goals.routes[len(self.spec.agents) + len(self.spec.spawners):]
         self._forget_robots()
         self._advanced_at = self.host.time.iterations
         self._next_number = 0
         self._next_group = 0
         for copy in range(self.copies):
             self.rngs[copy] = np.random.default_rng(self._seeds[copy])
+            if self.goals.queues is not None:
+                self.goals.queues.restart(copy)
             self._start_copy(copy)
 
     def close(self) -> None:

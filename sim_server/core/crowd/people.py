@@ -16,6 +16,9 @@ from sim_server.core.compiled import jit
 
 #: Goal modes of a person.
 IDLE, WAYPOINTS, REGION_GOALS = 0, 1, 2
+#: What a person does besides its route (:attr:`People.activity`): following it, walking to the
+#: end of a waiting queue, standing in one, spending time at an attraction.
+ON_ROUTE, APPROACHING_QUEUE, IN_QUEUE, AT_ATTRACTION = 0, 1, 2, 3
 #: Rows allocated at first; arrays double as they fill.
 INITIAL_CAPACITY = 16
 #: A random force's period that none has: no deviation drawn yet (:attr:`People.deviation_index`).
@@ -58,6 +61,16 @@ class People:
         deviation: (N, 4) the random force's deviations of this period and the next (m/s^2
             before the factor), and ``deviation_index`` (N,) int64 the period they belong to
             (:mod:`~sim_server.core.crowd.pedsim_forces`).
+        reach: (N,) the goal is reached within this (m) or the model's stop distance where
+            that is larger.
+        activity: (N,) int64 :data:`ON_ROUTE`, :data:`APPROACHING_QUEUE`, :data:`IN_QUEUE` or
+            :data:`AT_ATTRACTION`; ``venue`` (N,) int64 the queue's or attraction's index.
+        anchor: (N, 2) in a queue, where the person ahead stood when the goal was last set; at
+            an attraction, the route's goal to go back to (m, the crowd's frame).
+        spot: (N, 2) in a queue, the space kept behind the person ahead (m); at an attraction,
+            the place looked at (m, the crowd's frame).
+        timer: (N,) sim time (s) until which the person stays at the attraction's spot (-1: not
+            there yet).
 
     Places (goal, entry) are in the crowd's own frame, the world file's; the person's copy lies
     at its offset in the world.
@@ -86,12 +99,18 @@ class People:
         self.random_key = np.zeros(capacity, dtype=np.uint64)
         self.deviation = np.zeros((capacity, 4))
         self.deviation_index = np.zeros(capacity, dtype=np.int64)
+        self.reach = np.zeros(capacity)
+        self.activity = np.zeros(capacity, dtype=np.int64)
+        self.venue = np.zeros(capacity, dtype=np.int64)
+        self.anchor = np.zeros((capacity, 2))
+        self.spot = np.zeros((capacity, 2))
+        self.timer = np.zeros(capacity)
         #: The Box2D bodies, row by row.
         self.bodies: list = []
 
     _ARRAYS = ("number", "route", "speed", "group", "goal", "field", "waypoint", "wait_until", "velocity",
                "heading", "spawned", "mode", "added", "entry", "copy", "position", "active", "random_key", "deviation",
-               "deviation_index")
+               "deviation_index", "reach", "activity", "venue", "anchor", "spot", "timer")
 
     def add(self, body, number: int, route: int, speed: float, group: int, place: tuple[float, float], mode: int,
             spawned: bool, heading: float, added: bool = False, copy: int = 0,
@@ -123,6 +142,12 @@ class People:
         self.random_key[row] = random_key
         self.deviation[row] = 0.0
         self.deviation_index[row] = NO_DEVIATION
+        self.reach[row] = 0.0
+        self.activity[row] = ON_ROUTE
+        self.venue[row] = -1
+        self.anchor[row] = place
+        self.spot[row] = place
+        self.timer[row] = -1.0
         self.bodies.append(body)
         self.count += 1
         return row
@@ -176,13 +201,15 @@ class CrowdState:
 
 
 @jit
-def arrivals(count, mode, goal, positions, wait_until, stop):  # pragma: no cover - compiled
-    """The rows of people walking (not idle, not waiting) within ``stop`` (m) of their goal."""
+def arrivals(count, mode, activity, goal, reach, positions, wait_until, stop):  # pragma: no cover - compiled
+    """The rows of people walking their route (not idle, not waiting, not queueing or at an
+    attraction) within ``stop`` (m), or their goal's ``reach`` where larger, of their goal."""
     rows = []
     for i in range(count):
-        if mode[i] != IDLE and wait_until[i] < 0.0:
+        if mode[i] != IDLE and activity[i] == ON_ROUTE and wait_until[i] < 0.0:
             dx, dy = goal[i, 0] - positions[i, 0], goal[i, 1] - positions[i, 1]
-            if dx * dx + dy * dy < stop * stop:
+            within = max(stop, reach[i])
+            if dx * dx + dy * dy < within * within:
                 rows.append(i)
     return rows
 

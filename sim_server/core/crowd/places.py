@@ -99,7 +99,7 @@ class Places:
     def _route_starts(self, place: Place, route: Route, key: str) -> set[int]:
         """The regions of ``place`` from which every place of ``route`` can be reached
         (ConfigError, without the entry's location, where there are none)."""
-        if place.point is not None:
+        if place.region is None and place.point is not None:
             starts = {self._label_or_error(*place.point, where=f'key "{key}"')}
             whence = "the start" if key == "start" else "the spawner's place"
         else:
@@ -140,37 +140,45 @@ class Places:
             labels = goal_labels if labels is None else labels & goal_labels
         return labels
 
-    def find(self, place: Place, count: int, taken: Sequence[tuple[float, float]],
+    def occupancy(self, taken: Sequence[tuple[float, float]]) -> "Occupancy":
+        """Who stands where (m, the crowd's frame), for :meth:`find`."""
+        return Occupancy(2.0 * self.spec.radius, taken)
+
+    def find(self, place: Place, count: int, taken: "Sequence[tuple[float, float]] | Occupancy",
              rng: np.random.Generator, within: set[int] | None = None) -> list[tuple[float, float]] | None:
         """``count`` free places at ``place`` (clear of walls and of the people at ``taken``, in
         the regions ``within`` when given: those from which the route goes on): around a point
         (rings at :data:`PLACEMENT_SPACING` radii), or drawn in a region; None where they do not
-        fit."""
+        fit. A place of both (pedsim's clusters) is drawn in the region, or where the region is
+        too full, in rings around the point. An :class:`Occupancy` as ``taken`` gets the places chosen (placing many entries,
+        make one and pass it to each)."""
         radius = self.spec.radius
         chosen: list[tuple[float, float]] = []
-        limit = (2.0 * radius) ** 2
-        cell = 2.0 * radius
-        # the people there and those chosen, by cells of a diameter: a test looks at 3 x 3 cells
-        near: dict[tuple[int, int], list[tuple[float, float]]] = {}
-
-        def keep(x: float, y: float) -> None:
-            near.setdefault((int(math.floor(x / cell)), int(math.floor(y / cell))), []).append((x, y))
-
-        for ox, oy in np.asarray(taken, dtype=np.float64).reshape(-1, 2).tolist():
-            keep(ox, oy)
+        occupied = taken if isinstance(taken, Occupancy) else self.occupancy(taken)
+        keep = occupied.add
 
         def free(x: float, y: float) -> bool:
             label = self.label(x, y)
             if label == IN_WALL or (within is not None and label not in within):
                 return False
-            cx, cy = int(math.floor(x / cell)), int(math.floor(y / cell))
-            for dx in (-1, 0, 1):
-                for dy in (-1, 0, 1):
-                    for ox, oy in near.get((cx + dx, cy + dy), ()):
-                        if (x - ox) ** 2 + (y - oy) ** 2 < limit:
-                            return False
-            return True
+            return occupied.free(x, y)
 
+        if place.region is not None:
+            x0, y0, x1, y1 = self.spec.regions[place.region]
+            for _ in range(count):
+                for _ in range(PLACE_TRIES):
+                    x, y = float(rng.uniform(x0, x1)), float(rng.uniform(y0, y1))
+                    if free(x, y):
+                        chosen.append((x, y))
+                        keep(x, y)
+                        break
+                else:
+                    for x, y in chosen:
+                        occupied.remove(x, y)
+                    chosen = []
+                    break
+            if chosen or place.point is None:
+                return chosen if len(chosen) == count else None
         if place.point is not None:
             cx, cy = place.point
             candidates = [(cx, cy)]
@@ -189,17 +197,6 @@ class Places:
                 if free(x, y):
                     chosen.append((x, y))
                     keep(x, y)
-        else:
-            x0, y0, x1, y1 = self.spec.regions[place.region]
-            for _ in range(count):
-                for _ in range(PLACE_TRIES):
-                    x, y = float(rng.uniform(x0, x1)), float(rng.uniform(y0, y1))
-                    if free(x, y):
-                        chosen.append((x, y))
-                        keep(x, y)
-                        break
-                else:
-                    return None
         return chosen if len(chosen) == count else None
 
     def pool(self, region: str, label: int) -> np.ndarray:
@@ -221,3 +218,37 @@ class Places:
                     points.append((x, y))
             pool = self._pools[key] = np.array(points, dtype=np.float64).reshape(-1, 2)
         return pool
+
+
+class Occupancy:
+    """Bodies' centres by cells of a body's width: whether a body fits at a place among them.
+
+    Args:
+        width: a body's diameter (m).
+        taken: the centres (m) of the bodies standing.
+    """
+
+    def __init__(self, width: float, taken: Sequence[tuple[float, float]]) -> None:
+        self.width = width
+        self._limit = width * width
+        self._cells: dict[tuple[int, int], list[tuple[float, float]]] = {}
+        for x, y in np.asarray(taken, dtype=np.float64).reshape(-1, 2).tolist():
+            self.add(x, y)
+
+    def add(self, x: float, y: float) -> None:
+        """A body stands at (x, y) (m)."""
+        self._cells.setdefault((int(math.floor(x / self.width)), int(math.floor(y / self.width))), []).append((x, y))
+
+    def remove(self, x: float, y: float) -> None:
+        """The body added at (x, y) (m) is gone."""
+        self._cells[(int(math.floor(x / self.width)), int(math.floor(y / self.width)))].remove((x, y))
+
+    def free(self, x: float, y: float) -> bool:
+        """Whether a body at (x, y) (m) overlaps none (a test of 3 x 3 cells)."""
+        cx, cy = int(math.floor(x / self.width)), int(math.floor(y / self.width))
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                for ox, oy in self._cells.get((cx + dx, cy + dy), ()):
+                    if (x - ox) ** 2 + (y - oy) ** 2 < self._limit:
+                        return False
+        return True

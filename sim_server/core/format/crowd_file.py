@@ -30,6 +30,10 @@ reference does not read it). A world file lists crowds::
             total: 100            # most it ever makes (default: no end)
             size: 2               # people per arrival, walking together
             waypoints: [[9, 1]]   # a spawned person leaves the world at its last waypoint
+      - name: station             # a pedsim_ros scenario file: its walls, stops, queues,
+        pedsim_scenario: station.xml   # attractions and people (see pedsim_crowd)
+        pedsim_walls: true        # its walls also a layer robots and sensors see
+        pedsim_robot: robot_start # its robot agent (type 2) as a named pose
 
 Everything here is checked against the limits (:mod:`sim_server.core.limits`); where the walls
 come in (goals inside walls, goals out of reach) the crowd checks as the world loads.
@@ -37,6 +41,7 @@ come in (goals inside walls, goals out of reach) the crowd checks as the world l
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import astuple, dataclass, fields, replace
 from typing import Any
@@ -44,7 +49,15 @@ from typing import Any
 import numpy as np
 
 from sim_server.core import limits
+from sim_server.core.errors import ConfigError
+from sim_server.core.format.bounded_read import shown_path
+from sim_server.core.format.crowd_entries import AgentEntry, Place, Route, SpawnerEntry
+from sim_server.core.format.pedsim_crowd import ScenarioCrowd, scenario_crowd
+from sim_server.core.format.pedsim_scenario import Attraction, Queue, read_pedsim_scenario
+from sim_server.core.format.yaml_parsing import resolve_path
 from sim_server.core.format.yaml_reader import YamlReader, describe
+
+LOGGER = logging.getLogger("sim_server")
 
 
 #: The cutoff exponent that skips nothing (finite: the kernel is compiled with fastmath).
@@ -194,73 +207,19 @@ _PARAMETER_RANGES: dict[str, limits.Range] = {
 
 
 @dataclass(frozen=True)
-class Place:
-    """Where people start or spawn: a point (x, y in m) or a named region."""
-
-    point: tuple[float, float] | None = None
-    region: str | None = None
-
-
-@dataclass(frozen=True)
-class Route:
-    """Where people go.
-
-    Attributes:
-        waypoints: points (m) visited in order.
-        goals: a region in which goals are drawn at random (instead of waypoints).
-        loop: after the last waypoint comes the first again; otherwise people stand at the last
-            (spawned people leave the world there).
-        wait: the range (s) of the time spent at each goal.
-    """
-
-    waypoints: tuple[tuple[float, float], ...] = ()
-    goals: str | None = None
-    loop: bool = True
-    wait: tuple[float, float] = (0.0, 0.0)
-
-    @property
-    def idle(self) -> bool:
-        """Whether people of this route stand where they are."""
-        return not self.waypoints and self.goals is None
-
-
-@dataclass(frozen=True)
-class AgentEntry:
-    """People placed when the world loads: ``count`` of them at ``start``, walking ``route``."""
-
-    count: int
-    start: Place
-    route: Route
-    speed: tuple[float, float]
-    group: bool
-    location: str
-
-
-@dataclass(frozen=True)
-class SpawnerEntry:
-    """People arriving while the world runs.
-
-    Attributes:
-        at: where they appear.
-        rate: arrivals a second (mean of a Poisson process).
-        limit: most of this spawner's people in the world at once.
-        total: most arrivals ever (None: no end).
-        size: people per arrival (more than one walk as a group).
-    """
-
-    at: Place
-    rate: float
-    limit: int
-    total: int | None
-    size: int
-    route: Route
-    speed: tuple[float, float]
-    location: str
-
-
-@dataclass(frozen=True)
 class CrowdSpec:
-    """A validated crowd of the world file."""
+    """A validated crowd of the world file.
+
+    The attributes are its keys; beyond them:
+
+    Attributes:
+        walls: wall segments x1, y1, x2, y2 (m, world frame) the people avoid besides those of
+            their layers (a pedsim scenario's obstacles).
+        queues: waiting queues (pedsim's), which stops of the routes name by index.
+        attractions: places that draw people nearby for a while (pedsim's).
+        walls_layer: the layer the world adds for :attr:`walls` (``pedsim_walls``), or None.
+        robot_poses: named poses (name, x, y in m) the world adds (``pedsim_robot``).
+    """
 
     name: str
     model: str
@@ -277,6 +236,11 @@ class CrowdSpec:
     agents: tuple[AgentEntry, ...]
     spawners: tuple[SpawnerEntry, ...]
     location: str
+    walls: tuple[tuple[float, float, float, float], ...] = ()
+    queues: tuple[Queue, ...] = ()
+    attractions: tuple[Attraction, ...] = ()
+    walls_layer: str | None = None
+    robot_poses: tuple[tuple[str, float, float], ...] = ()
 
     @property
     def initial_count(self) -> int:
@@ -341,12 +305,59 @@ def _parse_crowd(entry: YamlReader, layer_names: set[str]) -> CrowdSpec:
     cell = entry.get_float("navigation_cell", DEFAULT_NAVIGATION_CELL, within=limits.NAVIGATION_CELL)
     agents = tuple(_parse_agents(item, regions, speed) for item in entry.get_map_list("agents", []))
     spawners = tuple(_parse_spawner(item, regions, speed) for item in entry.get_map_list("spawners", []))
+    scenario = _parse_scenario(entry, name, speed)
+    walls_layer = None
+    robot_poses: tuple[tuple[str, float, float], ...] = ()
+    if scenario is not None:
+        regions = {**regions, **scenario.regions}
+        agents = scenario.agents + agents
+        if entry.get_bool("pedsim_walls", False):
+            walls_layer = f"{name}_walls"
+            if walls_layer in layer_names:
+                raise entry.error(f'makes layer "{walls_layer}" of the scenario\'s walls, but the world has one of that name', "pedsim_walls")
+            if layers:
+                layers = (*layers, walls_layer)
+        if entry.has("pedsim_robot"):
+            pose = entry.get_name("pedsim_robot")
+            if len(scenario.robots) != 1:
+                raise entry.error(
+                    f"names a pose for the scenario's robot agent (type 2), but it has {len(scenario.robots)} of them "
+                    "(pedsim drives one)", "pedsim_robot")
+            robot_poses = ((pose, *scenario.robots[0]),)
+    else:
+        for key in ("pedsim_walls", "pedsim_robot"):
+            if entry.has(key):
+                raise entry.error("needs a pedsim_scenario", key)
     entry.ensure_all_keys_used()
     return CrowdSpec(
         name=name, model=model, parameters=parameters, radius=radius, speed=speed, update_rate=update_rate, layers=layers,
         seed=seed, robot_visible=robot_visible, regions=regions, goals_per_region=goals_per_region, navigation_cell=cell, agents=agents,
         spawners=spawners, location=entry.location,
+        walls=scenario.walls if scenario is not None else (),
+        queues=scenario.queues if scenario is not None else (),
+        attractions=scenario.attractions if scenario is not None else (),
+        walls_layer=walls_layer, robot_poses=robot_poses,
     )
+
+
+def _parse_scenario(entry: YamlReader, name: str, speed: tuple[float, float]) -> ScenarioCrowd | None:
+    """The crowd of the entry's ``pedsim_scenario`` file (None without one); what is modelled
+    otherwise than pedsim models it goes to the log in one line."""
+    if not entry.has("pedsim_scenario"):
+        return None
+    path = resolve_path(entry.get_str("pedsim_scenario"), entry.file)
+    try:
+        scenario = read_pedsim_scenario(path)
+    except ConfigError as exc:  # the scenario's own line, after the world file's
+        raise ConfigError(f"{str(entry.error('', 'pedsim_scenario')).rstrip()}: {exc}") from None
+    for kind, count, most in (("queues", len(scenario.queues), limits.MAX_QUEUES),
+                              ("attractions", len(scenario.attractions), limits.MAX_ATTRACTIONS)):
+        if count > most:
+            raise entry.error(f"{shown_path(path)} has {count} {kind}, more than the limit of {most} of a crowd", "pedsim_scenario")
+    crowd = scenario_crowd(scenario, shown_path(path), speed)
+    if crowd.differences:
+        LOGGER.warning("%s: crowd \"%s\": modelled otherwise than pedsim: %s", shown_path(path), name, "; ".join(crowd.differences))
+    return crowd
 
 
 def _parse_parameters(entry: YamlReader, defaults: Any) -> Any:

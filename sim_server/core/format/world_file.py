@@ -40,13 +40,19 @@ class StreamingSpec:
 
 @dataclass(frozen=True)
 class LayerSpec:
-    """A layer entry: one or more names sharing one static body, and an optional map file."""
+    """A layer entry: one or more names sharing one static body, and an optional map file.
+
+    Attributes:
+        segments: walls given in place of a map (x1, y1, x2, y2 in m, world frame: a pedsim
+            scenario's, ``pedsim_walls``), or None.
+    """
 
     names: tuple[str, ...]
     map_path: Path | None
     color: Color
     location: str
     streaming: StreamingSpec | None = None
+    segments: tuple[tuple[float, float, float, float], ...] | None = None
 
     @property
     def name(self) -> str:
@@ -179,6 +185,7 @@ def parse_world(reader: YamlReader, path: Path) -> WorldSpec:
     description = _description(reader)
     tags = tuple(dict.fromkeys(reader.get_name_list("tags", [])))
     crowds = parse_crowds(reader, {name for layer in layers for name in layer.names})
+    layers, named_poses = _crowd_layers_and_poses(reader, layers, named_poses, crowds)
     reader.ensure_all_keys_used()
     return WorldSpec(
         path=path,
@@ -194,6 +201,28 @@ def parse_world(reader: YamlReader, path: Path) -> WorldSpec:
         tags=tags,
         crowds=crowds,
     )
+
+
+def _crowd_layers_and_poses(
+    reader: YamlReader, layers: tuple[LayerSpec, ...], poses: tuple[NamedPoseSpec, ...], crowds: tuple[CrowdSpec, ...]
+) -> tuple[tuple[LayerSpec, ...], tuple[NamedPoseSpec, ...]]:
+    """The layers of the crowds' scenario walls (``pedsim_walls``) after the file's, and the named
+    poses of their robot agents (``pedsim_robot``) after the file's."""
+    for crowd in crowds:
+        if crowd.walls_layer is not None:
+            if len(layers) + sum(len(layer.names) - 1 for layer in layers) >= MAX_LAYERS:
+                raise reader.error(
+                    f'adds layer "{crowd.walls_layer}" (pedsim_walls) to {MAX_LAYERS} layers, the most a world has',
+                    "pedestrians",
+                )
+            layers += (LayerSpec(names=(crowd.walls_layer,), map_path=None, color=DEFAULT_LAYER_COLOR,
+                                 location=crowd.location, segments=crowd.walls),)
+        for name, x, y in crowd.robot_poses:
+            if any(pose.name == name for pose in poses):
+                raise ConfigError(f'{reader.file}: {crowd.location}: key "pedsim_robot" names pose "{name}", which exists already')
+            poses += (NamedPoseSpec(name, Pose2D(x, y, 0.0), "where the pedsim scenario's robot agent starts",
+                                    ("spawn", "pedsim_robot"), None, crowd.location),)
+    return layers, poses
 
 
 def _unique_name(entry: YamlReader, seen: set[str], what: str) -> str:
