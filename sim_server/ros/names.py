@@ -35,6 +35,7 @@ ALL_MODELS_TOPIC = "~/debug/models"
 #: Every pedestrian's state, and their markers (sim_server.ros.pedestrians).
 PEDESTRIANS_TOPIC = "~/pedestrians"
 PEDESTRIAN_MARKERS_TOPIC = "~/debug/pedestrians"
+SOCIAL_METRICS_TOPIC = "~/social_metrics"
 #: Every run of characters that may not stand in a token (``_`` included, so runs collapse).
 _SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
 #: Hex digits of the name's hash used in tokens.

@@ -43,6 +43,7 @@ from sim_server.ros.parameters import ServerParameters, declare_server_parameter
 from sim_server.ros.services import WorldServices
 from sim_server.ros.standard_interface.compatibility import REMEDY, interface_problem
 from sim_server.ros.pedestrians import PedestrianPublisher
+from sim_server.ros.social_metrics import SocialMetricsPublisher
 from sim_server.ros.state_datapacks import StateDatapacks
 from sim_server.ros.subscriber_check import SubscriberCheck, refresh_all
 from sim_server.ros.visualization import DebugVisualization
@@ -123,6 +124,7 @@ class SimServerNode(Node):
         self.standard_interface = self._standard_interface()
         self.state_datapacks = StateDatapacks(self, self.world, self.params.state_pub_rate)
         self.pedestrians = PedestrianPublisher(self, self.world)
+        self.social_metrics = SocialMetricsPublisher(self, self.world)
         self.levels = LevelsInterface(self, self.world)
         self.visualization = (
             DebugVisualization(
@@ -277,7 +279,8 @@ class SimServerNode(Node):
         new_world.after_step_hooks.insert(0, self._publish_clock)
         if self.live_view is not None:
             self.live_view.use_world(new_world)
-        for part in (self.world_services, self.world_control, self.state_datapacks, self.levels, self.pedestrians):
+        for part in (self.world_services, self.world_control, self.state_datapacks, self.levels, self.pedestrians,
+                     self.social_metrics):
             part.use_world(new_world, loaded)
         self.world_services.set_paused(True)
         if self.standard_interface is not None:  # after the pause: the loaded world is STOPPED

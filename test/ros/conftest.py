@@ -13,7 +13,10 @@ from rclpy.parameter import Parameter
 
 from sim_server.ros.executor import CachedWaitSetExecutor
 from sim_server.ros.server_node import SimServerNode
-from test.conftest import LOAD_WORLD_TESTS
+from test.conftest import LOAD_WORLD_TESTS, REPO_ROOT
+
+#: The demo office with 55 people and the cleaner (config/worlds/crowd).
+CROWD_WORLD = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
 
 #: Upper bound (wall seconds) for waiting on a condition; tests never assert on timing.
 WAIT_LIMIT = 20.0
@@ -70,5 +73,13 @@ class Harness:
 @pytest.fixture
 def harness(ros_context: Context) -> Iterator[Harness]:
     h = Harness(ros_context, LOAD_WORLD_TESTS / "simple_test_A" / "world.yaml", show_viz=True)
+    yield h
+    h.close()
+
+
+@pytest.fixture
+def crowd(ros_context: Context) -> Iterator[Harness]:
+    """The server on the office with people (seeded)."""
+    h = Harness(ros_context, CROWD_WORLD, seed=3)
     yield h
     h.close()

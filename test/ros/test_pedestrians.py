@@ -10,18 +10,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from sim_msgs.msg import Pedestrians
 from sim_server.ros.pedestrians import MARKERS_TOPIC, PEDESTRIANS_TOPIC
-from test.conftest import REPO_ROOT
 from test.ros.conftest import Harness
-
-CROWD_WORLD = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
-
-
-@pytest.fixture
-def crowd(ros_context) -> Harness:
-    h = Harness(ros_context, CROWD_WORLD, seed=3)
-    yield h
-    h.close()
-
 
 def test_every_pedestrian_in_one_states_message(crowd: Harness) -> None:
     received: list[Pedestrians] = []
