@@ -19,7 +19,7 @@ export ROS_DISTRO
 # Run a command inside the project environment (of ROS_DISTRO).
 IN_ENV = source env.sh &&
 
-.PHONY: setup ros2-tools test docs demo run bench bench-reference profile clean distclean
+.PHONY: setup ros2-tools test test-ros docs demo run bench bench-reference profile clean distclean
 
 setup:
 	bash tools/setup_env.sh
@@ -30,9 +30,22 @@ ros2-tools: setup
 	bash tools/ros2_tools.sh
 
 # The suite includes the documentation build (test/test_docs_build.py: Sphinx with -W, into a
-# temporary folder).
+# temporary folder). The tests that run no ROS code go TEST_WORKERS at a time (pytest-xdist; 0:
+# in pytest's own process); those marked `ros` (test/conftest.py: servers, clients and the ros2
+# tools beside pytest, which use the cores themselves) one after the other. Both parts run; the
+# target fails when either fails (a part that PYTEST_ARGS leaves without tests passes).
+# `make test-ros` runs the `ros` part alone.
+TEST_WORKERS ?= 2
+RUN_TESTS = $(IN_ENV) python -m pytest test -q $(PYTEST_ARGS)
+
 test: setup ros2-tools
-	$(IN_ENV) python -m pytest test -q $(PYTEST_ARGS)
+	@status=0; \
+	$(RUN_TESTS) -m "not ros" -n $(TEST_WORKERS) || [[ $$? == 5 ]] || status=1; \
+	$(RUN_TESTS) -m ros || [[ $$? == 5 ]] || status=1; \
+	exit $$status
+
+test-ros: setup ros2-tools
+	$(RUN_TESTS) -m ros
 
 # The documentation (docs/: markdown pages and the API reference from the docstrings) as HTML in
 # build/docs/html, read afresh each time (-E) so every warning shows; any warning fails the build.
