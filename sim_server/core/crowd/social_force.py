@@ -137,21 +137,72 @@ def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wr
 _social = jit(_social, inline="always")
 
 
-def _pair(positions, velocities, j, xi, yi, vxi, vyi, reach_sq, lam, gamma, inverse_gamma, n_sq, n_prime_sq,
-          smallest_sq, cutoff, wrap):  # pragma: no cover - compiled
-    """The social force on the agent at (xi, yi) moving at (vxi, vyi) of entry ``j``: nothing
-    beyond ``reach_sq`` (m^2) or at the same place, else :func:`_social`."""
-    dx = xi - positions[j, 0]
-    dy = yi - positions[j, 1]
-    distance_sq = dx * dx + dy * dy
-    if distance_sq > reach_sq or distance_sq == 0.0:
-        return 0.0, 0.0
-    return _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy, distance_sq, vxi, vyi,
-                   velocities[j, 0], velocities[j, 1], 0.0)
+def _opposite(angle):  # pragma: no cover - compiled
+    """The direction (rad, in (-pi, pi]) of the vector opposite to one of direction ``angle`` (in
+    (-pi, pi], as :func:`angle_of` gives it: never -pi)."""
+    return angle - math.pi if angle > 0.0 else angle + math.pi
 
 
-#: Inlined as :func:`_social` is.
-_pair = jit(_pair, inline="always")
+_opposite = jit(_opposite, inline="always")
+
+
+def _amounts(decay, b, theta, n_sq, n_prime_sq):  # pragma: no cover - compiled
+    """The social force's two exponentials for ``theta`` (the sideways one signed as theta's
+    opposite, 0 within :data:`THETA_TIE` of 0: agents have no tie)."""
+    spread = b * theta * b * theta
+    velocity_amount = math.exp(-decay - n_prime_sq * spread)
+    angle_amount = math.exp(-decay - n_sq * spread)
+    if theta > THETA_TIE:
+        angle_amount = -angle_amount
+    elif theta >= -THETA_TIE:
+        angle_amount = 0.0
+    return velocity_amount, angle_amount
+
+
+_amounts = jit(_amounts, inline="always")
+
+
+def _social_pair(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy, distance_sq, vxi, vyi,
+                 vxj, vyj):  # pragma: no cover - compiled
+    """The social forces between two agents at once: on agent i of agent j at ``(dx, dy)`` =
+    i - j, and on j of i (:func:`_social` seen from each; no tie). Seen from j, d and the
+    interaction vector turn round (D_ji = -D_ij), so r, B and the cutoff's test are the same.
+    Wrapped, theta is too and F_ji = -F_ij. Unwrapped (pysocialforce's difference of two angles),
+    each angle turns by pi, and theta_ji is theta_ij or differs from it by 2 pi: the angles come
+    from :func:`angle_of` (within 2e-10 rad of atan2), j's from i's, so a pair costs two
+    instead of four, and the exponentials are shared where the thetas agree."""
+    distance = math.sqrt(distance_sq)
+    inverse = 1.0 / distance
+    ex, ey = dx * inverse, dy * inverse
+    ix = lam * (vxj - vxi) + ex
+    iy = lam * (vyj - vyi) + ey
+    length_sq = ix * ix + iy * iy
+    if length_sq == 0.0:
+        return 0.0, 0.0, 0.0, 0.0
+    inverse_length = 1.0 / math.sqrt(length_sq)
+    b = gamma * length_sq * inverse_length
+    decay = distance * inverse_length * inverse_gamma
+    tx, ty = ix * inverse_length, iy * inverse_length
+    cosine = tx * ex + ty * ey
+    if decay + smallest_sq * b * b * 2.0 * (1.0 - cosine) > cutoff:
+        return 0.0, 0.0, 0.0, 0.0
+    if wrap:
+        velocity_amount, angle_amount = _amounts(decay, b, angle_of(ex * ty - ey * tx, cosine), n_sq, n_prime_sq)
+        fx, fy = velocity_amount * tx - angle_amount * ty, velocity_amount * ty + angle_amount * tx
+        return fx, fy, -fx, -fy
+    angle_t, angle_d = angle_of(ty, tx), angle_of(ey, ex)
+    theta = angle_t - angle_d
+    theta_j = _opposite(angle_t) - _opposite(angle_d)
+    velocity_amount, angle_amount = _amounts(decay, b, theta, n_sq, n_prime_sq)
+    velocity_j, angle_j = velocity_amount, angle_amount
+    if theta_j != theta:
+        velocity_j, angle_j = _amounts(decay, b, theta_j, n_sq, n_prime_sq)
+    # seen from j, t turns round and so does its left normal
+    return (velocity_amount * tx - angle_amount * ty, velocity_amount * ty + angle_amount * tx,
+            -(velocity_j * tx - angle_j * ty), -(velocity_j * ty + angle_j * tx))
+
+
+_social_pair = jit(_social_pair, inline="always")
 
 
 def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
@@ -166,12 +217,9 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
     ``robotPosDiffScalingFactor``), with the robot's velocity; straight ahead, the agent turns
     right (:data:`ROBOT_TIE`).
 
-    With theta wrapped the model is antisymmetric: for the pair seen from j, d and t both turn
-    round (D_ji = -D_ij), so theta and both exponentials are the same and F_ji = -F_ij. Each pair
-    of agents is then computed once, half the work: from the agent in the earlier cell (row by
-    row), or within one cell from the lower index. pysocialforce's unwrapped theta can differ by
-    2 pi between the two sides: without wrapping every ordered pair is computed. Cells wholly
-    beyond ``reach`` are skipped, and so are the others of other copies of the world (``copies``).
+    Each pair of agents is computed once for both (:func:`_social_pair`): from the agent in the
+    earlier cell (row by row), or within one cell from the lower index. Cells wholly beyond
+    ``reach`` are skipped, and so are the others of other copies of the world (``copies``).
     """
     social = np.zeros((count, 2))
     angles, robot_reach, circles, circle_starts, polygons, polygon_counts, polygon_skins, polygon_starts = robots
@@ -186,14 +234,12 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
         own_x = min(int((xi - x0) / cell), nx - 1)  # as build_grid sorted it
         own_y = min(int((yi - y0) / cell), ny - 1)
         ix_low, ix_high, iy_low, iy_high = cell_span(xi, yi, reach, x0, y0, cell, nx, ny)
-        for gy in range(iy_low, iy_high + 1):
-            if wrap and gy < own_y:
-                continue
+        for gy in range(max(iy_low, own_y), iy_high + 1):
             bottom = y0 + gy * cell
             gap_y = max(bottom - yi, yi - (bottom + cell), 0.0)
             for gx in range(ix_low, ix_high + 1):
                 own = gy == own_y and gx == own_x
-                if wrap and gy == own_y and gx < own_x:
+                if gy == own_y and gx < own_x:
                     continue
                 left = x0 + gx * cell
                 gap_x = max(left - xi, xi - (left + cell), 0.0)
@@ -202,15 +248,20 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
                 c = gy * nx + gx
                 for k in range(starts[c], starts[c + 1]):
                     j = items[k]
-                    if j == i or (wrap and own and j < i) or copies[j] != copies[i]:
+                    if (own and j <= i) or copies[j] != copies[i]:
                         continue
-                    px, py = _pair(positions, velocities, j, xi, yi, vxi, vyi, reach_sq, lam, gamma, inverse_gamma,
-                                   n_sq, n_prime_sq, smallest_sq, cutoff, wrap)
+                    dx = xi - positions[j, 0]
+                    dy = yi - positions[j, 1]
+                    distance_sq = dx * dx + dy * dy
+                    if distance_sq > reach_sq or distance_sq == 0.0:
+                        continue
+                    px, py, qx, qy = _social_pair(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff,
+                                                  wrap, dx, dy, distance_sq, vxi, vyi, velocities[j, 0],
+                                                  velocities[j, 1])
                     sx += px
                     sy += py
-                    if wrap:
-                        social[j, 0] -= px
-                        social[j, 1] -= py
+                    social[j, 0] += qx
+                    social[j, 1] += qy
         # the robots push, by their footprints, and are not pushed here
         ix_low, ix_high, iy_low, iy_high = cell_span(xi, yi, reach + robot_reach, rx0, ry0, rcell, rnx, rny)
         for gy in range(iy_low, iy_high + 1):
