@@ -9,6 +9,12 @@
 * ``crowd``: the same vector environment among people (``sim_server/CrowdNavigation-v0``: 64
   worlds, each with one robot and ten people walking, the five nearest observed). The issue
   tracker's target: 20,000 steps a second.
+* ``crowdnav``: CrowdNav's circle crossing (:func:`~sim_server.learning.crowdnav.crowdnav_vector_env`:
+  64 worlds, a robot and five people walking by ORCA each) with the people observed only where
+  the robot's centre sees theirs. The issue tracker's target: 20,000 steps a second.
+* ``crowdnav evaluation``: ``python -m sim_server.learning.evaluate --policy orca --episodes 500``
+  (CrowdNav's test set of circle crossing, in this process), its seconds. The issue tracker's
+  target: under 60 s.
 * ``ray``: :class:`~sim_server.learning.distributed.RayVectorEnv` with 1 and 2 actors of 64
   worlds each on a local Ray instance (:mod:`sim_server.learning.ray_example`): steps a second
   stepped from the driver (a round trip to every actor a step) and in the actors alone (what
@@ -21,8 +27,13 @@ from __future__ import annotations
 import gymnasium
 import numba
 
-from bench.targets import CROWD_VECTOR_ENV, VECTOR_ENV
+import dataclasses
+import time
+
+from bench.targets import CROWD_VECTOR_ENV, CROWDNAV_EVALUATION, CROWDNAV_VECTOR_ENV, VECTOR_ENV
 from sim_server.learning import NAVIGATION_ID, NavigationVectorEnv
+from sim_server.learning.crowdnav import crowdnav_parts
+from sim_server.learning.evaluate import evaluate, parse_args
 from sim_server.learning.task import CROWD_NAVIGATION, PEOPLE_WORLD
 from sim_server.learning.throughput import steps_per_second
 
@@ -30,6 +41,8 @@ from sim_server.learning.throughput import steps_per_second
 COUNTS = (1, 4, 16, 64, 256)
 #: Worlds of Gymnasium's SyncVectorEnv, compared.
 SYNC_WORLDS = 64
+#: Episodes of the evaluation measured (CrowdNav's test set).
+EVALUATION_EPISODES = 500
 #: Ray actors measured, and worlds in each.
 RAY_WORKERS = (1, 2)
 RAY_WORLDS = 64
@@ -58,6 +71,15 @@ def run(seconds: float) -> dict[str, dict[str, float]]:
             result[CROWD_VECTOR_ENV] = {"steps_per_s": steps_per_second(crowd, seconds / len(COUNTS))}
         finally:
             crowd.close()
+        spec, task, layout = crowdnav_parts("circle_crossing")
+        crowdnav = NavigationVectorEnv(SYNC_WORLDS, spec, dataclasses.replace(task, people_line_of_sight=True), layout=layout)
+        try:
+            result[CROWDNAV_VECTOR_ENV] = {"steps_per_s": steps_per_second(crowdnav, seconds / len(COUNTS))}
+        finally:
+            crowdnav.close()
+        started = time.perf_counter()
+        evaluate(vars(parse_args(["--policy", "orca", "--episodes", str(EVALUATION_EPISODES)])))
+        result[CROWDNAV_EVALUATION] = {"seconds": time.perf_counter() - started}
     finally:
         numba.set_num_threads(threads)
     result.update(_ray(seconds / len(COUNTS)))
