@@ -23,8 +23,8 @@ VECTOR_ENV = "vector, {count} worlds"
 VECTOR_WORLDS = 64
 #: The vector environment among people (64 worlds, a robot and ten people each).
 CROWD_VECTOR_ENV = "crowd navigation, 64 worlds"
-#: CrowdNav's circle crossing, 64 worlds, people observed where the robot sees them.
-CROWDNAV_VECTOR_ENV = "CrowdNav circle crossing, 64 worlds, line of sight"
+#: The same with people observed only where the robot sees them past the walls.
+SIGHTED_CROWD_VECTOR_ENV = "crowd navigation, 64 worlds, line of sight"
 #: 500 episodes of CrowdNav's circle crossing with the ORCA policy (its test set).
 CROWDNAV_EVALUATION = "CrowdNav evaluation, 500 ORCA episodes"
 #: Kinds of robots of the fleet benchmark (:mod:`bench.drive_kinds`) whose plugin must cost per
@@ -128,8 +128,8 @@ TARGETS: tuple[Target, ...] = (
            lambda r: 100.0 * r["live_view"]["live view, one client, benchmark world"]["cost"]),
     Target("crowd navigation, 64 worlds", "steps/s", 20_000.0, True,
            lambda r: r["learning"][CROWD_VECTOR_ENV]["steps_per_s"]),
-    Target(CROWDNAV_VECTOR_ENV, "steps/s", 20_000.0, True,
-           lambda r: r["learning"][CROWDNAV_VECTOR_ENV]["steps_per_s"]),
+    Target(SIGHTED_CROWD_VECTOR_ENV, "steps/s", 20_000.0, True,
+           lambda r: r["learning"][SIGHTED_CROWD_VECTOR_ENV]["steps_per_s"]),
     Target(CROWDNAV_EVALUATION, "s", 60.0, False, lambda r: r["learning"][CROWDNAV_EVALUATION]["seconds"]),
     Target(
         f"vector env, {VECTOR_WORLDS} worlds, one core", "steps/s", 20_000.0, True,
