@@ -93,14 +93,13 @@ def angle_of(y, x):  # pragma: no cover - compiled
     return -angle if y < 0.0 else angle
 
 
-def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy, distance_sq, vxi, vyi, vxj,
-            vyj, tie):  # pragma: no cover - compiled
-    """The social force on agent i of agent j at ``(dx, dy)`` = i - j (m, ``distance_sq`` its
-    square, > 0) with velocities (vxi, vyi) and (vxj, vyj) (m/s), before ``social_factor``
-    (Moussaid et al. 2009, pysocialforce's terms; ``lam`` ... ``wrap`` the parameters: gamma and
-    its inverse, n^2, n'^2, the smaller of them, the cutoff as an exponent). ``tie`` is the side
-    taken where theta is 0 (within :data:`THETA_TIE`; 0: none, as the model; 1: to the right).
-    Divisions are few: they cost most here."""
+def _interaction(lam, gamma, inverse_gamma, smallest_sq, cutoff, dx, dy, distance_sq, vxi, vyi, vxj,
+                 vyj):  # pragma: no cover - compiled
+    """What the social force of a pair is made of, agent j at ``(dx, dy)`` = i - j from agent i
+    (m, ``distance_sq`` its square, > 0), moving at (vxj, vyj) and (vxi, vyi) (m/s): d (ex, ey),
+    t (tx, ty), B, r / B and cos(d, t); B is -1 where the pair pushes nothing (the interaction
+    vector is 0, or the cutoff: ``lam`` ... ``cutoff`` as :func:`_social` takes them). Divisions
+    are few: they cost most here."""
     distance = math.sqrt(distance_sq)
     inverse = 1.0 / distance
     ex, ey = dx * inverse, dy * inverse
@@ -108,7 +107,7 @@ def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wr
     iy = lam * (vyj - vyi) + ey
     length_sq = ix * ix + iy * iy
     if length_sq == 0.0:
-        return 0.0, 0.0
+        return ex, ey, 0.0, 0.0, -1.0, 0.0, 0.0
     inverse_length = 1.0 / math.sqrt(length_sq)
     b = gamma * length_sq * inverse_length
     decay = distance * inverse_length * inverse_gamma
@@ -117,11 +116,18 @@ def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wr
     # of the two terms is at most exp(-(decay + min(n, n')^2 b^2 2 (1 - cos theta))).
     cosine = tx * ex + ty * ey
     if decay + smallest_sq * b * b * 2.0 * (1.0 - cosine) > cutoff:
-        return 0.0, 0.0
-    if wrap:
-        theta = angle_of(ex * ty - ey * tx, cosine)  # from d to t, within (-pi, pi]
-    else:
-        theta = math.atan2(ty, tx) - math.atan2(ey, ex)  # pysocialforce's, up to +-2 pi
+        return ex, ey, tx, ty, -1.0, decay, cosine
+    return ex, ey, tx, ty, b, decay, cosine
+
+
+#: Inlined into the step's loop at numba's level (a call per pair cost a third of the step).
+_interaction = jit(_interaction, inline="always")
+
+
+def _amounts(decay, b, theta, n_sq, n_prime_sq, tie):  # pragma: no cover - compiled
+    """The social force's two exponentials for ``theta``: along t, and along t's left normal
+    signed as theta's opposite; where theta is 0 (within :data:`THETA_TIE`) the sideways one
+    times ``tie``, the side taken (0: none, as the model; 1: to the right)."""
     spread = b * theta * b * theta
     velocity_amount = math.exp(-decay - n_prime_sq * spread)
     angle_amount = math.exp(-decay - n_sq * spread)
@@ -129,11 +135,32 @@ def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wr
         angle_amount = -angle_amount
     elif theta >= -THETA_TIE:
         angle_amount *= tie
+    return velocity_amount, angle_amount
+
+
+_amounts = jit(_amounts, inline="always")
+
+
+def _social(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy, distance_sq, vxi, vyi, vxj,
+            vyj, tie):  # pragma: no cover - compiled
+    """The social force on agent i of agent j at ``(dx, dy)`` = i - j (m, ``distance_sq`` its
+    square, > 0) with velocities (vxi, vyi) and (vxj, vyj) (m/s), before ``social_factor``
+    (Moussaid et al. 2009, pysocialforce's terms; ``lam`` ... ``wrap`` the parameters: gamma and
+    its inverse, n^2, n'^2, the smaller of them, the cutoff as an exponent). ``tie`` is the side
+    taken where theta is 0 (:func:`_amounts`)."""
+    ex, ey, tx, ty, b, decay, cosine = _interaction(lam, gamma, inverse_gamma, smallest_sq, cutoff, dx, dy, distance_sq,
+                                                    vxi, vyi, vxj, vyj)
+    if b < 0.0:
+        return 0.0, 0.0
+    if wrap:
+        theta = angle_of(ex * ty - ey * tx, cosine)  # from d to t, within (-pi, pi]
+    else:
+        theta = math.atan2(ty, tx) - math.atan2(ey, ex)  # pysocialforce's, up to +-2 pi
+    velocity_amount, angle_amount = _amounts(decay, b, theta, n_sq, n_prime_sq, tie)
     # t and its left normal (-ty, tx)
     return velocity_amount * tx - angle_amount * ty, velocity_amount * ty + angle_amount * tx
 
 
-#: Inlined into the step's loop at numba's level (a call per pair cost a third of the step).
 _social = jit(_social, inline="always")
 
 
@@ -146,22 +173,6 @@ def _opposite(angle):  # pragma: no cover - compiled
 _opposite = jit(_opposite, inline="always")
 
 
-def _amounts(decay, b, theta, n_sq, n_prime_sq):  # pragma: no cover - compiled
-    """The social force's two exponentials for ``theta`` (the sideways one signed as theta's
-    opposite, 0 within :data:`THETA_TIE` of 0: agents have no tie)."""
-    spread = b * theta * b * theta
-    velocity_amount = math.exp(-decay - n_prime_sq * spread)
-    angle_amount = math.exp(-decay - n_sq * spread)
-    if theta > THETA_TIE:
-        angle_amount = -angle_amount
-    elif theta >= -THETA_TIE:
-        angle_amount = 0.0
-    return velocity_amount, angle_amount
-
-
-_amounts = jit(_amounts, inline="always")
-
-
 def _social_pair(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutoff, wrap, dx, dy, distance_sq, vxi, vyi,
                  vxj, vyj):  # pragma: no cover - compiled
     """The social forces between two agents at once: on agent i of agent j at ``(dx, dy)`` =
@@ -171,32 +182,21 @@ def _social_pair(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutof
     each angle turns by pi, and theta_ji is theta_ij or differs from it by 2 pi: the angles come
     from :func:`angle_of` (within 2e-10 rad of atan2), j's from i's, so a pair costs two
     instead of four, and the exponentials are shared where the thetas agree."""
-    distance = math.sqrt(distance_sq)
-    inverse = 1.0 / distance
-    ex, ey = dx * inverse, dy * inverse
-    ix = lam * (vxj - vxi) + ex
-    iy = lam * (vyj - vyi) + ey
-    length_sq = ix * ix + iy * iy
-    if length_sq == 0.0:
-        return 0.0, 0.0, 0.0, 0.0
-    inverse_length = 1.0 / math.sqrt(length_sq)
-    b = gamma * length_sq * inverse_length
-    decay = distance * inverse_length * inverse_gamma
-    tx, ty = ix * inverse_length, iy * inverse_length
-    cosine = tx * ex + ty * ey
-    if decay + smallest_sq * b * b * 2.0 * (1.0 - cosine) > cutoff:
+    ex, ey, tx, ty, b, decay, cosine = _interaction(lam, gamma, inverse_gamma, smallest_sq, cutoff, dx, dy, distance_sq,
+                                                    vxi, vyi, vxj, vyj)
+    if b < 0.0:
         return 0.0, 0.0, 0.0, 0.0
     if wrap:
-        velocity_amount, angle_amount = _amounts(decay, b, angle_of(ex * ty - ey * tx, cosine), n_sq, n_prime_sq)
+        velocity_amount, angle_amount = _amounts(decay, b, angle_of(ex * ty - ey * tx, cosine), n_sq, n_prime_sq, 0.0)
         fx, fy = velocity_amount * tx - angle_amount * ty, velocity_amount * ty + angle_amount * tx
         return fx, fy, -fx, -fy
     angle_t, angle_d = angle_of(ty, tx), angle_of(ey, ex)
     theta = angle_t - angle_d
     theta_j = _opposite(angle_t) - _opposite(angle_d)
-    velocity_amount, angle_amount = _amounts(decay, b, theta, n_sq, n_prime_sq)
+    velocity_amount, angle_amount = _amounts(decay, b, theta, n_sq, n_prime_sq, 0.0)
     velocity_j, angle_j = velocity_amount, angle_amount
     if theta_j != theta:
-        velocity_j, angle_j = _amounts(decay, b, theta_j, n_sq, n_prime_sq)
+        velocity_j, angle_j = _amounts(decay, b, theta_j, n_sq, n_prime_sq, 0.0)
     # seen from j, t turns round and so does its left normal
     return (velocity_amount * tx - angle_amount * ty, velocity_amount * ty + angle_amount * tx,
             -(velocity_j * tx - angle_j * ty), -(velocity_j * ty + angle_j * tx))
