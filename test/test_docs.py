@@ -239,6 +239,13 @@ def test_plugin_example_runs_in_a_world(tmp_path) -> None:
         assert abs(publisher.messages[-1] - math.hypot(pose.x, pose.y)) < 1e-9 and abs(pose.x - 3.0) < 1e-6
         world.delete_model("marker")
         assert not node.publishers
+        # without ROS (no node) the plugin loads and runs, and publishes nothing
+        alone = World.from_file({str(tmp_path / "world.yaml")!r})
+        alone.spawn_model("beacon.model.yaml", "marker", "m", Pose2D(3.0, 4.0, 0.0))
+        alone.step(200)
+        (beacon,) = alone.plugins.plugins_of(alone.models["marker"])
+        assert beacon.publisher is None  # loaded and running, with nothing to publish on
+        alone.delete_model("marker")
     """)
     result = run_python(check, REPO_ROOT)
     assert result.returncode == 0, result.stderr
