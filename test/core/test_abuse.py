@@ -32,6 +32,7 @@ WORLD_FOLDERS = [
     REPO_ROOT / "config" / "worlds" / "levels",
     REPO_ROOT / "config" / "worlds" / "tunnel",
     REPO_ROOT / "config" / "worlds" / "crowd",
+    REPO_ROOT / "config" / "worlds" / "pedsim",
     REPO_ROOT / "config" / "worlds" / "vehicles",
     LOAD_WORLD_TESTS / "simple_test_A",
 ]
@@ -131,7 +132,7 @@ def assert_clean_outcome(world_path: Path, enable_levels: bool = False) -> World
 def test_mutated_files_load_cleanly_or_fail_in_one_line(tmp_path: Path, folder: Path, file_name: str, document: Any) -> None:
     copy_of = tmp_path / folder.name
     shutil.copytree(folder, copy_of)
-    if folder.name in ("crowd", "vehicles"):  # their map (and the crowd's robot) are the demo's
+    if folder.name in ("crowd", "vehicles", "pedsim"):  # their map or robot are the demo's
         shutil.copytree(folder.parent / "demo", tmp_path / "demo")
     (copy_of / file_name).write_text(yaml.safe_dump(document, default_flow_style=True, width=1 << 30))
     assert_clean_outcome(copy_of / "world.yaml", enable_levels=folder.name == "levels")

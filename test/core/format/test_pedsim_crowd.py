@@ -153,7 +153,7 @@ def test_what_is_modelled_otherwise_is_named_in_one_line(tmp_path: Path, caplog:
 
 
 def test_the_example_station_loads_and_its_people_queue_shop_and_leave() -> None:
-    world = World.from_file(STATION / "station.yaml", step_size=0.05)
+    world = World.from_file(STATION / "world.yaml", step_size=0.05)
     crowd = world.crowd("hall")
     assert crowd.people.count == 20
     assert "hall_walls" in [layer.name for layer in world.layers]
