@@ -81,7 +81,7 @@ class Attractions:
         people are (m, crowd frame); ``leaving``: rows that leave the world."""
         people = self.people
         n = people.count
-        deciding = self._deciding()
+        deciding = self.goals.deciders()
         deciding[list(leaving)] = False
         activity = people.rows("activity")
         chance = np.zeros(n)
@@ -99,19 +99,6 @@ class Attractions:
             self._leave(row)
         for row in np.flatnonzero(people.rows("activity") == AT_ATTRACTION).tolist():
             self._browse(row, local, now)
-
-    def _deciding(self) -> np.ndarray:
-        """Who decides for itself: people alone and the first (lowest number) of each group."""
-        people = self.people
-        groups, numbers = people.rows("group"), people.rows("number")
-        deciding = groups < 0
-        grouped = np.flatnonzero(~deciding)
-        if len(grouped):
-            order = grouped[np.lexsort((numbers[grouped], groups[grouped]))]
-            first = np.ones(len(order), dtype=bool)
-            first[1:] = groups[order][1:] != groups[order][:-1]
-            deciding[order[first]] = True
-        return deciding
 
     def _draw(self, chance: np.ndarray) -> np.ndarray:
         """Which rows happen, each with its ``chance``: drawn from its copy's generator (only

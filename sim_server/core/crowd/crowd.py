@@ -237,11 +237,13 @@ class Crowd:
         people left: pedsim's division of a cluster), or each alone."""
         if entry.group_size_mean > 0.0:
             sizes: list[int] = []
-            while sum(sizes) < entry.count:
+            left = entry.count
+            while left > 0:
                 size = 0
                 while size == 0:
                     size = int(rng.poisson(entry.group_size_mean))
-                sizes.append(min(size, entry.count - sum(sizes)))
+                sizes.append(min(size, left))
+                left -= sizes[-1]
             return sizes
         if entry.group:
             return [entry.count]

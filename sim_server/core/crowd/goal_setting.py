@@ -1,6 +1,6 @@
 """What waiting queues and attractions need of the goals of a crowd's people
 (:class:`~sim_server.core.crowd.goals.Goals` provides it): to set a person's goal, to send it on
-along its route, and the copies' random generators."""
+along its route, who decides for a group, and the copies' random generators."""
 
 from __future__ import annotations
 
@@ -23,3 +23,6 @@ class GoalSetter(Protocol):
     def next_goal(self, row: int, now: float, first: bool = False) -> bool:
         """The person at ``row`` goes on to its route's next stop at sim time ``now`` (s);
         False where it leaves the world."""
+
+    def deciders(self) -> np.ndarray:
+        """(N,) bool: people alone and the first of each group (who decide for it)."""

@@ -111,11 +111,19 @@ class Goals:
             people.mode[row] = people.mode[rows[0]]
             people.reach[row] = people.reach[rows[0]]
 
-    def leads(self, row: int) -> bool:
-        """Whether the person at ``row`` decides for its group (its lowest number)."""
+    def deciders(self) -> np.ndarray:
+        """(N,) bool: who decides for itself: people alone and the first (lowest number) of each
+        group, whose arrivals, waits and attractions its group follows."""
         people = self.host.people
-        members = np.flatnonzero(people.rows("group") == people.group[row])
-        return int(people.number[row]) == int(people.rows("number")[members].min())
+        groups, numbers = people.rows("group"), people.rows("number")
+        deciding = groups < 0
+        grouped = np.flatnonzero(~deciding)
+        if len(grouped):
+            order = grouped[np.lexsort((numbers[grouped], groups[grouped]))]
+            first = np.ones(len(order), dtype=bool)
+            first[1:] = groups[order][1:] != groups[order][:-1]
+            deciding[order[first]] = True
+        return deciding
 
     def update(self, local: np.ndarray, now: float, dt: float) -> list[int]:
         """Arrivals, waits, queues and attractions at sim time ``now`` (s), the people at
@@ -136,8 +144,9 @@ class Goals:
                            host.spec.parameters.stop_distance)
         leaving = []
         groups = people.rows("group")
+        deciding = self.deciders() if len(arrived) else None
         for row in arrived:
-            if groups[row] >= 0 and not self.leads(row):
+            if not deciding[row]:
                 continue  # the group's first member decides
             route = self.routes[people.route[row]]
             if people.mode[row] == WAYPOINTS and route.stop(int(people.waypoint[row])).sink:

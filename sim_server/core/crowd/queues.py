@@ -63,8 +63,6 @@ class WaitingLines:
         self.lines: list[list[list[int]]] = [[[] for _ in spec.queues] for _ in range(copies)]
         #: When the first in line may go (sim s; inf: its wait has not started), per copy and queue.
         self.release: list[list[float]] = [[math.inf] * len(spec.queues) for _ in range(copies)]
-        #: The people's places at the update under way (m, crowd frame).
-        self._local = np.zeros((0, 2))
 
     def approach(self, row: int, queue: int) -> None:
         """The person at ``row`` walks to the end of queue ``queue`` (its next stop)."""
@@ -72,25 +70,25 @@ class WaitingLines:
         people.activity[row] = APPROACHING_QUEUE
         people.venue[row] = queue
         people.wait_until[row] = -1.0
-        self.goals.set_goal(row, self._end(int(people.copy[row]), queue, None), 0.0)
+        self.goals.set_goal(row, self.heads[queue], 0.0)  # the line's end is sought at the next update
 
     def restart(self, copy: int) -> None:
         """Copy ``copy`` starts afresh: its lines are empty."""
         self.lines[copy] = [[] for _ in self.spec.queues]
         self.release[copy] = [math.inf] * len(self.spec.queues)
 
-    def _end(self, copy: int, queue: int, rows: dict[int, int] | None) -> tuple[float, float]:
-        """Where the line of ``queue`` in ``copy`` ends: the last one's place, or the head."""
+    def _end(self, copy: int, queue: int, rows: dict[int, int], local: np.ndarray) -> tuple[float, float]:
+        """Where the line of ``queue`` in ``copy`` ends: the last one's place (``local``, m, the
+        crowd's frame; ``rows``: row by person number), or the head."""
         line = self.lines[copy][queue]
-        if not line or rows is None:
+        if not line:
             return self.heads[queue]
-        return tuple(self._local[rows[line[-1]]])
+        return tuple(local[rows[line[-1]]])
 
     def update(self, local: np.ndarray, now: float) -> list[int]:
         """Move the lines on at sim time ``now`` (s), the people at ``local`` (N, 2; m, crowd
         frame); returns the rows that leave the world (their route ends after a queue)."""
         people = self.people
-        self._local = local
         rows = {int(number): row for row, number in enumerate(people.rows("number").tolist())}
         leaving: list[int] = []
         for copy, lines in enumerate(self.lines):
@@ -102,18 +100,18 @@ class WaitingLines:
                     self.release[copy][queue] = math.inf  # the first left (removed): the next one waits anew
                 line[:] = kept
                 if line:
-                    self._move_line(copy, queue, line, rows, now, leaving)
+                    self._move_line(copy, queue, line, rows, local, now, leaving)
         self._join(rows, local)
         return leaving
 
-    def _move_line(self, copy: int, queue: int, line: list[int], rows: dict[int, int], now: float,
+    def _move_line(self, copy: int, queue: int, line: list[int], rows: dict[int, int], local: np.ndarray, now: float,
                    leaving: list[int]) -> None:
         """The first in line waits at the head and goes; the others follow the one ahead."""
         people = self.people
         first = rows[line[0]]
         head = self.heads[queue]
         near = HEAD_RADIUS + self.spec.parameters.stop_distance
-        if math.isinf(self.release[copy][queue]) and math.dist(self._local[first], head) < near:
+        if math.isinf(self.release[copy][queue]) and math.dist(local[first], head) < near:
             wait = float(self.goals.rngs[copy].gamma(WAIT_SHAPE, WAIT_SCALE))
             self.release[copy][queue] = now + wait
         if now >= self.release[copy][queue]:
@@ -129,13 +127,14 @@ class WaitingLines:
             self.goals.set_goal(first, head, straight=True)
         for ahead, number in zip(line, line[1:]):
             row, ahead_row = rows[number], rows[ahead]
-            if math.dist(self._local[ahead_row], people.anchor[row]) >= FOLLOW_DISTANCE:
-                self._follow(row, ahead_row)
+            if math.dist(local[ahead_row], people.anchor[row]) >= FOLLOW_DISTANCE:
+                self._follow(row, local[ahead_row])
 
-    def _follow(self, row: int, ahead: int) -> None:
-        """The person at ``row`` stands behind the one at ``ahead`` (where that one is now)."""
+    def _follow(self, row: int, ahead: np.ndarray) -> None:
+        """The person at ``row`` stands behind the one ahead, who is at ``ahead`` now (m, the
+        crowd's frame)."""
         people = self.people
-        people.anchor[row] = self._local[ahead]
+        people.anchor[row] = ahead
         goal = people.anchor[row] - people.spot[row]
         self.goals.set_goal(row, (float(goal[0]), float(goal[1])), straight=True)
 
@@ -145,7 +144,7 @@ class WaitingLines:
         people = self.people
         for row in np.flatnonzero(people.rows("activity") == APPROACHING_QUEUE).tolist():
             copy, queue = int(people.copy[row]), int(people.venue[row])
-            end = self._end(copy, queue, rows)
+            end = self._end(copy, queue, rows, local)
             if math.dist(local[row], end) > JOIN_DISTANCE:
                 if math.dist(people.goal[row], end) >= FOLLOW_DISTANCE:
                     self.goals.set_goal(row, end)
@@ -157,7 +156,7 @@ class WaitingLines:
                 gap = 2.0 * self.spec.radius + float(rng.uniform(*PRIVATE_SPACE))
                 angle = self.directions[queue] + float(rng.uniform(-PRIVATE_SPACE_TURN, PRIVATE_SPACE_TURN))
                 people.spot[row] = (gap * math.cos(angle), gap * math.sin(angle))
-                self._follow(row, rows[line[-1]])
+                self._follow(row, local[rows[line[-1]]])
             else:
                 self.goals.set_goal(row, self.heads[queue], straight=True)
             line.append(int(people.number[row]))

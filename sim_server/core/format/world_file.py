@@ -210,7 +210,7 @@ def _crowd_layers_and_poses(
     poses of their robot agents (``pedsim_robot``) after the file's."""
     for crowd in crowds:
         if crowd.walls_layer is not None:
-            if len(layers) + sum(len(layer.names) - 1 for layer in layers) >= MAX_LAYERS:
+            if sum(len(layer.names) for layer in layers) >= MAX_LAYERS:
                 raise reader.error(
                     f'adds layer "{crowd.walls_layer}" (pedsim_walls) to {MAX_LAYERS} layers, the most a world has',
                     "pedestrians",
