@@ -184,7 +184,9 @@ MAX_PATH_CHARS = 4096
 #: Bytes of one service request from a viewer (JSON).
 MAX_VIEW_REQUEST_BYTES = 64 * 1024
 #: Service requests from viewers waiting for the step loop; more are answered "busy".
-MAX_VIEW_REQUESTS_WAITING = 16
+MAX_VIEW_REQUESTS_WAITING = 64
+#: Service requests of one viewer waiting for the step loop (a flood leaves room for others).
+MAX_VIEW_REQUESTS_WAITING_PER_CLIENT = 8
 #: Bytes of one message a viewer publishes (a velocity command, JSON).
 MAX_VIEW_MESSAGE_BYTES = 4096
 #: Channels all viewers may advertise at once (more are ignored).

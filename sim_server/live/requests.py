@@ -3,7 +3,8 @@
 The Foxglove SDK calls a service handler on a thread of its own; the world is touched only by
 the thread that steps it. :meth:`Requests.call` queues an action and waits for its answer;
 :meth:`Requests.serve`, called by the step loop between steps, carries out what waits. The
-queue is bounded (a flood of calls is answered "busy" at once), every wait has a limit, and a
+queue is bounded, for each client and in all (a flood of calls is answered "busy" at once, and
+one client's flood leaves room for the others' calls), every wait has a limit, and a
 request that was not started when its wait ran out is withdrawn, so it never happens after its
 caller was told it failed. Units: seconds of wall time.
 """
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
-from typing import Callable
+from collections import Counter, deque
+from typing import Callable, Hashable
 
 from sim_server.core import limits
 from sim_server.core.errors import SimError, one_line
@@ -56,18 +57,23 @@ Action = Callable[[Reply], None]
 
 
 class Requests:
-    """A bounded queue of actions from other threads for the step loop's thread."""
+    """A bounded queue of actions from other threads for the step loop's thread: at most
+    ``capacity`` wait in all and ``per_client`` of one client."""
 
-    def __init__(self, capacity: int = limits.MAX_VIEW_REQUESTS_WAITING) -> None:
+    def __init__(self, capacity: int = limits.MAX_VIEW_REQUESTS_WAITING,
+                 per_client: int = limits.MAX_VIEW_REQUESTS_WAITING_PER_CLIENT) -> None:
         self.capacity = capacity
+        self.per_client = per_client
         self._lock = threading.Lock()
-        self._waiting: deque[tuple[Action, Reply]] = deque()
+        self._waiting: deque[tuple[Action, Reply, Hashable]] = deque()
+        self._of_client: Counter = Counter()
         self._closed = False
         #: Requests refused because the queue was full.
         self.refused = 0
 
-    def call(self, action: Action, answer_wait: float, what: str) -> tuple[bool, str]:
-        """From a client's thread: queue ``action`` and wait for its answer (success, message).
+    def call(self, action: Action, answer_wait: float, what: str, client: Hashable = None) -> tuple[bool, str]:
+        """From a client's thread: queue ``action`` for ``client`` (an id of the caller) and wait
+        for its answer (success, message).
 
         The step loop must start it within :data:`START_WAIT` seconds and answer within
         ``answer_wait`` seconds of the start; otherwise it is withdrawn (not started) or told to
@@ -77,14 +83,19 @@ class Requests:
         with self._lock:
             if self._closed:
                 return False, "the live view is closing"
+            if self._of_client[client] >= self.per_client:
+                self.refused += 1
+                return False, f"busy: {self.per_client} requests of this client are waiting already; try again"
             if len(self._waiting) >= self.capacity:
                 self.refused += 1
                 return False, f"busy: {self.capacity} requests are waiting already; try again"
-            self._waiting.append((action, reply))
+            self._waiting.append((action, reply, client))
+            self._of_client[client] += 1
         if not reply.wait(START_WAIT):
             with self._lock:
                 if not reply.started:
                     self._waiting = deque(item for item in self._waiting if item[1] is not reply)
+                    self._of_client[client] -= 1
                     return False, (
                         f"{what} was not started within {START_WAIT:g} s: the simulation is not serving the "
                         "view (in-process, call LiveView.serve() between steps, or LiveView.run())"
@@ -110,9 +121,10 @@ class Requests:
         with self._lock:
             batch = list(self._waiting)
             self._waiting.clear()
-            for _, reply in batch:
+            self._of_client.clear()
+            for _, reply, _ in batch:
                 reply.started = True
-        for action, reply in batch:
+        for action, reply, _ in batch:
             try:
                 action(reply)
             except SimError as error:
@@ -127,5 +139,6 @@ class Requests:
             self._closed = True
             batch = list(self._waiting)
             self._waiting.clear()
-        for _, reply in batch:
+            self._of_client.clear()
+        for _, reply, _ in batch:
             reply.finish(False, "the live view closed before the request was served")

@@ -165,7 +165,8 @@ def services(requests: Requests, control: Callable[[], SimulationControl]) -> li
                 request = parse(kind, call.encoding, call.payload)
             except RequestError as error:
                 return _encoded(False, str(error))
-            success, message = requests.call(lambda reply: kind.run(control(), request, reply), kind.answer_wait, kind.name)
+            success, message = requests.call(lambda reply: kind.run(control(), request, reply), kind.answer_wait, kind.name,
+                                             call.client_id)
             return _encoded(success, message)
 
         return handle

@@ -188,6 +188,40 @@ def test_a_flood_of_requests_is_answered_busy_beyond_the_queue() -> None:
     assert answers == [(True, "ok"), (True, "ok")] and queue.refused == 1
 
 
+def test_one_clients_flood_leaves_room_for_the_calls_of_others() -> None:
+    queue = Requests(capacity=5, per_client=3)
+    answers: list[tuple[str, tuple[bool, str]]] = []
+
+    def call(client: str) -> None:
+        answers.append((client, queue.call(lambda r: r.finish(True, "ok"), 5.0, "x", client)))
+
+    threads = [threading.Thread(target=call, args=("flood",)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    while len(queue._waiting) < 3:
+        threading.Event().wait(0.01)
+    assert queue.call(lambda r: r.finish(True, "ok"), 5.0, "x", "flood") == (
+        False, "busy: 3 requests of this client are waiting already; try again")
+    threads += [threading.Thread(target=call, args=(client,)) for client in ("honest", "other")]
+    for thread in threads[3:]:
+        thread.start()
+    while len(queue._waiting) < 5:
+        threading.Event().wait(0.01)
+    assert queue.call(lambda r: r.finish(True, "ok"), 5.0, "x", "third")[1] == "busy: 5 requests are waiting already; try again"
+    queue.serve()
+    for thread in threads:
+        thread.join(5)
+    assert sorted(answers) == [("flood", (True, "ok"))] * 3 + [("honest", (True, "ok")), ("other", (True, "ok"))]
+    assert queue.refused == 2 and not queue._of_client  # served: the client may queue again
+    thread = threading.Thread(target=call, args=("flood",))
+    thread.start()
+    while not queue.pending:
+        threading.Event().wait(0.01)
+    queue.serve()
+    thread.join(5)
+    assert answers[-1] == ("flood", (True, "ok"))
+
+
 def test_a_request_that_raises_unexpectedly_is_answered_and_the_loop_goes_on() -> None:
     queue = Requests()
     answers = []
