@@ -305,3 +305,11 @@ MAX_SCENARIO_ATTRIBUTES = 32
 #: The direction a queue of a scenario faces (deg, as pedsim's files give it; pedsim wraps it
 #: to (-180, 180] by steps of 360 degrees, which never ends for 1e300).
 QUEUE_DIRECTION = Range(-1.0e4, 1.0e4, "deg")
+
+# ------------------------------------------------------------------------------------ trained policies
+#: Bytes of a trained policy's file (NumPy's .npz), and of its arrays once read (a network of
+#: 16 layers of 4,096 units is 2 GiB: far beyond; CrowdNav's size, 150-100-100, is 150 kB).
+MAX_POLICY_FILE_BYTES = 64 * 1024 * 1024
+#: Layers of a policy's network and units of one layer.
+POLICY_LAYERS = Range(1, 16)
+POLICY_UNITS = Range(1, 4096)

@@ -25,7 +25,9 @@ Importing this module registers them with Gymnasium::
 Also here, imported by name: :mod:`~sim_server.learning.parallel_env` (PettingZoo's parallel
 API, several robots in one world), :mod:`~sim_server.learning.distributed` (vector environments
 as Ray actors; Ray is an optional extra), :mod:`~sim_server.learning.baselines` (robots driven by
-the crowd models), :mod:`~sim_server.learning.evaluate` (CrowdNav's evaluation), and the examples
+the crowd models), :mod:`~sim_server.learning.evaluate` (CrowdNav's evaluation),
+:mod:`~sim_server.learning.lookahead` and :mod:`~sim_server.learning.train_lookahead` (a value
+network's policy, trained as CrowdNav trains, NumPy only), and the examples
 :mod:`~sim_server.learning.ray_example` and :mod:`~sim_server.learning.train_example`.
 """
 

@@ -12,7 +12,9 @@ defined and finite, null where none is: ``path_efficiency`` and ``time_to_goal``
 successful episodes, ``min_time_to_collision`` of episodes with a person on a collision course).
 
 * ``--policy``: ``orca`` or ``social_force`` (the baselines of
-  :mod:`sim_server.learning.baselines`), or ``module:callable``, a callable of the module (a
+  :mod:`sim_server.learning.baselines`), a ``.npz`` file that
+  :mod:`sim_server.learning.train_lookahead` wrote (a value network's lookahead policy,
+  :mod:`sim_server.learning.lookahead`), or ``module:callable``, a callable of the module (a
   dotted path after the colon: ``my_agent:model.predict``) that takes a batch of observations
   (N, observation size) and gives their actions (N, action size), or a tuple whose first item
   they are (an SB3 model's ``predict``).
@@ -38,13 +40,16 @@ import importlib
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
 from sim_server.core import limits
+from sim_server.core.errors import ConfigError
 from sim_server.learning.baselines import MODELS, ModelPolicy
 from sim_server.learning.crowdnav import KINEMATICS, PEOPLE_MODELS, SCENARIOS, TIME_LIMIT, crowdnav_vector_env
+from sim_server.learning.lookahead import LookaheadPolicy
 from sim_server.learning.metrics import DISCOMFORT_ZONE
 
 PROG = "python -m sim_server.learning.evaluate"
@@ -55,6 +60,8 @@ MAX_EPISODES = 1_000_000
 MAX_BATCH = 1024
 MAX_WORKERS = 1024
 DEFAULT_BATCH = 16
+#: The end of the name of a policy file (train_lookahead's).
+POLICY_SUFFIX = ".npz"
 #: The keys of the outcome, summarised as rates.
 OUTCOMES = ("success", "collision", "timeout")
 #: Keys of info that are no metrics of the episode.
@@ -77,7 +84,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = _Parser(prog=PROG, description=__doc__.split("\n")[0])
     parser.add_argument("--scenario", choices=SCENARIOS, default="circle_crossing", help="the scenario")
     parser.add_argument("--policy", default="orca",
-                        help=f"{' or '.join(MODELS)} (the baselines), or module:callable (observations to actions)")
+                        help=f"{', '.join(MODELS)} (the baselines), FILE.npz (a policy of train_lookahead), "
+                             "or module:callable (observations to actions)")
     parser.add_argument("--episodes", type=int, default=500, help="episodes (default 500, CrowdNav's test set)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"episode k is seeded S + k (default {DEFAULT_SEED})")
     parser.add_argument("--invisible-robot", action="store_true", help="people do not see the robot")
@@ -97,9 +105,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def check_policy_name(policy: Any) -> None:
-    """UsageError unless ``policy`` names a baseline or has the form ``module:callable``."""
-    if not isinstance(policy, str) or (policy not in MODELS and not _split(policy)):
-        raise UsageError(f"--policy must be {', '.join(MODELS)} or module:callable, got {policy!r:.100}")
+    """UsageError unless ``policy`` names a baseline, a .npz file or has the form ``module:callable``."""
+    if not isinstance(policy, str) or (policy not in MODELS and not _split(policy) and not _is_file_name(policy)):
+        raise UsageError(f"--policy must be {', '.join(MODELS)}, FILE.npz or module:callable, got {policy!r:.100}")
+
+
+def _is_file_name(policy: str) -> bool:
+    return policy.endswith(POLICY_SUFFIX) and len(policy) <= limits.MAX_PATH_CHARS
 
 
 def _split(policy: str) -> tuple[str, list[str]] | None:
@@ -117,6 +129,11 @@ def load_policy(policy: str, env: Any) -> Callable[[np.ndarray], Any]:
     check_policy_name(policy)
     if policy in MODELS:
         return ModelPolicy(env, policy)
+    if _is_file_name(policy):
+        try:
+            return LookaheadPolicy.from_file(env, Path(policy))
+        except ConfigError as error:
+            raise UsageError(f"--policy: {error}") from None
     module_name, path = _split(policy)
     try:
         found: Any = importlib.import_module(module_name)
