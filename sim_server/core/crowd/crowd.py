@@ -46,9 +46,9 @@ from sim_server.core.crowd.people import (
 from sim_server.core.crowd.places import IN_WALL, Places
 from sim_server.core.crowd.robots import Robots, RobotState
 from sim_server.core.crowd.social_force import neighbour_grids, robot_shapes, social_force_step
-from sim_server.core.crowd.touch import REACH_HYSTERESIS, REACH_SLACK, reach_of, within_reach
+from sim_server.core.crowd.touch import REACH_HYSTERESIS, REACH_SLACK, faster_than, reach_of, within_reach
 from sim_server.core.crowd.walls import WallIndex
-from sim_server.core.crowd.yielding import yield_to_robots
+from sim_server.core.crowd.yielding import arc_margins, moves_otherwise, yield_to_robots
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.crowd_file import AgentEntry, CrowdSpec, OrcaParameters, Route, SocialForceParameters
 from sim_server.core.physics.body_memory import BodyBatch
@@ -66,8 +66,9 @@ BODY_NAME = "body"
 BODY_DENSITY = 1.0
 #: Smallest side (m) of the cells of the grid that finds the robots near a person.
 MIN_ROBOT_CELL = 1.0
-#: A robot whose velocity (m/s, or turn rate, rad/s) changed by more than this since the crowd's
-#: last update has people near it yield again before the next physics step.
+#: A robot whose velocity (m/s, beyond the turn its turn rate gives it, or turn rate, rad/s)
+#: changed by more than this since people last yielded to it has them yield again before the
+#: next physics step.
 YIELD_TOLERANCE = 0.01
 #: Routes of people added at run time kept before unused ones are dropped.
 MAX_RUNTIME_ROUTES = 1000
@@ -156,6 +157,7 @@ class Crowd:
         self._robots = Robots(self.bits)
         #: The robots' velocities (M, 3) when people last yielded to them (None: never).
         self._yielded_for: np.ndarray | None = None
+        self._yielded_at = 0
         #: The physics step (host.time.iterations) at which the people's positions were last brought up to date.
         self._advanced_at = host.time.iterations
         #: Whether a model came or moved since the last check of which bodies are active.
@@ -402,10 +404,11 @@ class Crowd:
             self.update(now)
             return
         rechecked = self._recheck
-        if self._recheck or self._too_fast():
+        velocities = self._robots.velocities()
+        if self._recheck or self._too_fast(velocities):
             self._update_touch(self.dt, may_sleep=False)
         active = self.people.rows("active")
-        if active.any() and (rechecked or self._robots_turned()):
+        if active.any() and (rechecked or self._robots_turned(velocities)):
             self._yield(np.flatnonzero(active), self.dt - (iterations % self.every) * self.step_size, between_updates=True)
 
     def updates_at(self, iterations: int) -> bool:
@@ -455,14 +458,15 @@ class Crowd:
         self._speed_limits_sq = None
         self._recheck = True
 
-    def _too_fast(self) -> bool:
+    def _too_fast(self, velocities: np.ndarray | None) -> bool:
         """Whether a dynamic body moves faster than the last check of the active bodies allowed
-        for (it may reach a person whose body is inactive before the next update)."""
+        for (it may reach a person whose body is inactive before the next update);
+        ``velocities`` are every robot body's now (:meth:`Robots.velocities`, None when not
+        gathered)."""
         limits_sq = self._speed_limits_sq
-        if limits_sq is None or not len(limits_sq) or not self._robots.gathered:
+        if limits_sq is None or not len(limits_sq) or velocities is None:
             return False
-        velocities = self._robots.dynamic_batch.velocities()
-        return bool((velocities[:, 0] ** 2 + velocities[:, 1] ** 2 > limits_sq).any())
+        return bool(faster_than(velocities, self._robots.dynamic, limits_sq))
 
     def update(self, now: float) -> None:
         """One crowd update at sim time ``now`` (s): arrivals, spawns, the model, the bodies' velocities."""
@@ -538,14 +542,17 @@ class Crowd:
         people.heading[:n][moving] = np.arctan2(out[moving, 1], out[moving, 0])
         self._bodies().set_velocities(np.column_stack([out, np.zeros(n)]))
 
-    def _robots_turned(self) -> bool:
-        """Whether a robot's velocity changed since people last yielded to the robots by more
-        than :data:`YIELD_TOLERANCE` (the yield at an update holds until the next one for robots
-        that keep their velocities)."""
-        velocities = self._robots.velocities()
-        if velocities is None or self._yielded_for is None or velocities.shape != self._yielded_for.shape:
+    def _robots_turned(self, velocities: np.ndarray | None) -> bool:
+        """Whether a robot (``velocities``: every robot body's now) moves otherwise than when
+        people last yielded to the robots, by more than :data:`YIELD_TOLERANCE`: its turn rate
+        changed, or its velocity beyond the turn its turn rate gave it since (a robot that keeps
+        its velocities in its own frame drives an arc, which the yield allowed for:
+        :func:`~sim_server.core.crowd.yielding.arc_margins`)."""
+        before = self._yielded_for
+        if velocities is None or before is None or velocities.shape != before.shape:
             return True
-        return bool(len(velocities)) and float(np.abs(velocities - self._yielded_for).max()) > YIELD_TOLERANCE
+        elapsed = (self.host.time.iterations - self._yielded_at) * self.step_size
+        return bool(moves_otherwise(velocities, before, elapsed, YIELD_TOLERANCE))
 
     def _yield(self, rows: np.ndarray, dt: float, robots: RobotState | None = None, between_updates: bool = False) -> None:
         """The people of ``rows`` yield to the robots near them over the next ``dt`` s
@@ -554,18 +561,19 @@ class Crowd:
         changes, and the bodies get the new velocities."""
         robots = self.robots() if robots is None else robots
         self._yielded_for = robots.velocities
+        self._yielded_at = self.host.time.iterations
         if not robots.count or not len(rows):
             return
         people = self.people
         velocities = people.rows("velocity").copy()
         changed = np.zeros(people.count, dtype=bool)
-        copy_rows = people.rows("copy")
-        grid = build_grid(robots.positions, robots.count, max(2.0 * robots.reach(), MIN_ROBOT_CELL))
+        reach = robots.reach()
+        grid = build_grid(robots.positions, robots.count, max(2.0 * reach, MIN_ROBOT_CELL))
         self._stamp = yield_to_robots(
-            np.ascontiguousarray(rows, dtype=np.int64), self.positions(), velocities, self.spec.radius, copy_rows,
-            np.ascontiguousarray(self.offsets[copy_rows]), dt, robots.positions, robots.angles, robots.velocities,
-            robots.copies, robots.reach(), *grid, *robots.footprints.arrays(), *self._wall_index().arrays(), self._stamp,
-            changed,
+            np.ascontiguousarray(rows, dtype=np.int64), self.positions(), velocities, self.spec.radius, people.rows("copy"),
+            self.offsets, dt, robots.positions, robots.angles, robots.velocities,
+            arc_margins(robots.velocities, robots.radii, dt), robots.copies, reach, *grid,
+            *robots.footprints.arrays(), *self._wall_index().arrays(), self._stamp, changed,
         )
         if not changed.any():
             return

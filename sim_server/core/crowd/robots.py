@@ -72,8 +72,6 @@ class Robots:
         self._radii = np.zeros(0)
         self._dynamic = np.zeros(0, dtype=bool)
         self._footprints = Footprints.empty()
-        #: The dynamic ones, whose speeds the crowd watches between updates.
-        self.dynamic_batch = BodyBatch([])
 
     def forget(self) -> None:
         """Models came, left or changed: gather the bodies again before the next read."""
@@ -83,6 +81,11 @@ class Robots:
     def gathered(self) -> bool:
         """Whether the bodies are gathered (no model came or left since the last read)."""
         return self._batch is not None
+
+    @property
+    def dynamic(self) -> np.ndarray:
+        """(M,) whether each gathered body is dynamic (the rows of :meth:`velocities`)."""
+        return self._dynamic
 
     def _gather(self, models: Mapping[str, "Model"]) -> None:
         bodies, radii = [], []
@@ -99,7 +102,6 @@ class Robots:
         self._radii = np.array(radii, dtype=np.float64)
         self._dynamic = np.array([body.type == b2.dynamicBody for body in bodies], dtype=bool)
         self._footprints = Footprints(bodies, self.bits)
-        self.dynamic_batch = BodyBatch(body for body, moved in zip(bodies, self._dynamic) if moved)
 
     def velocities(self) -> np.ndarray | None:
         """(M, 3) each body's velocity (m/s) and turn rate (rad/s) now, as :meth:`state` gives

@@ -44,6 +44,19 @@ def reach_of(person_radius: float, body_radii: np.ndarray, body_speeds: np.ndarr
 
 
 @jit
+def faster_than(velocities, dynamic, limits_sq):  # pragma: no cover - compiled
+    """Whether a dynamic body (rows of ``velocities`` (M, 3) where ``dynamic``, in order) moves
+    faster than its limit (``limits_sq``, (m/s)^2, one per dynamic body)."""
+    k = 0
+    for row in range(velocities.shape[0]):
+        if dynamic[row]:
+            if velocities[row, 0] ** 2 + velocities[row, 1] ** 2 > limits_sq[k]:
+                return True
+            k += 1
+    return False
+
+
+@jit
 def within_reach(people, count, bodies, reach, keep, active, out):  # pragma: no cover - compiled
     """``out[i]`` (bool) = whether person ``i`` of ``people[:count]`` (x, y; m) lies within
     ``reach[j]`` (m) of some body ``bodies[j]`` (x, y; m), or was ``active`` and lies within

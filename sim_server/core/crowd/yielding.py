@@ -6,7 +6,10 @@ updates, on any physics step where a person is near a robot), each person's velo
 against the footprints (:mod:`~sim_server.core.crowd.robot_footprints`) of the robots near it:
 the part of the velocity that would close the gap to a footprint within the step, beyond the
 gap itself and beyond what the robot's own motion there closes already, is removed (twice round,
-for two robots at once). The person stops or slides along the robot, never into it; a robot
+for two robots at once). A robot's motion is taken as straight at its velocity now; a robot that
+keeps turning at its turn rate (an arc) departs from that line by at most
+:func:`arc_margins`, which is kept as a margin, so that the yield holds until the crowd's next
+update for a robot that keeps its velocities in its own frame. The person stops or slides along the robot, never into it; a robot
 that drives into a person is stopped by it (the person does not step back). The walls then cut
 the velocity as the models do (:func:`~sim_server.core.crowd.walls.keep_out_of_walls`); where
 robot and wall together leave no way, the person stands.
@@ -35,8 +38,8 @@ TOLERANCE = 1.0e-9
 
 
 @jit
-def _robot_limits(px, py, radius, closing, search, copy, dt, robot_positions, robot_angles, robot_velocities, robot_copies,
-                  rx0, ry0, rcell, rnx, rny, rstarts, ritems, circles, circle_starts, polygons, polygon_counts,
+def _robot_limits(px, py, radius, closing, search, copy, dt, robot_positions, robot_angles, robot_velocities, robot_margins,
+                  robot_copies, rx0, ry0, rcell, rnx, rny, rstarts, ritems, circles, circle_starts, polygons, polygon_counts,
                   polygon_skins, polygon_starts, centres, out):  # pragma: no cover - compiled
     """Into ``out[k] = (nx, ny, allowed)`` the constraints of the robots whose origins lie within
     ``search`` (m) of the person at (px, py) and whose footprints a gap of at most ``closing``
@@ -55,7 +58,7 @@ def _robot_limits(px, py, radius, closing, search, copy, dt, robot_positions, ro
                 x, y, angle = robot_positions[r, 0], robot_positions[r, 1], robot_angles[r]
                 distance, qx, qy = nearest_on_footprint(px, py, r, x, y, angle, circles, circle_starts, polygons,
                                                         polygon_counts, polygon_skins, polygon_starts)
-                gap = distance - radius
+                gap = distance - radius - robot_margins[r]
                 if gap > closing:
                     continue
                 dx, dy = px - qx, py - qy
@@ -85,6 +88,33 @@ def _robot_limits(px, py, radius, closing, search, copy, dt, robot_positions, ro
     return found
 
 
+def arc_margins(velocities: np.ndarray, radii: np.ndarray, dt: float) -> np.ndarray:
+    """(M,) how far (m) each robot's footprint can depart within ``dt`` (s) from where its
+    velocity now (``velocities`` (M, 3): m/s and rad/s) takes it in a straight line, when it
+    keeps turning at its turn rate with its velocity constant in its own frame: the arc of its
+    centre, ``|v| |w| dt^2 / 2``, and the turn of its footprint's farthest point (``radii``, m,
+    from its origin), ``w^2 r dt^2 / 2``."""
+    speed = np.hypot(velocities[:, 0], velocities[:, 1])
+    turn = np.abs(velocities[:, 2])
+    return 0.5 * dt * dt * turn * (speed + turn * radii)
+
+
+@jit
+def moves_otherwise(velocities, before, elapsed, tolerance):  # pragma: no cover - compiled
+    """Whether a body's velocities now (``velocities`` (M, 3): m/s and rad/s) differ by more than
+    ``tolerance`` from ``before`` (as they were ``elapsed`` s ago) turned by the turn rate they
+    had for that time: what a body keeping its velocities in its own frame has."""
+    for r in range(velocities.shape[0]):
+        turn = before[r, 2]
+        angle = turn * elapsed
+        c, s = math.cos(angle), math.sin(angle)
+        if (abs(velocities[r, 0] - (c * before[r, 0] - s * before[r, 1])) > tolerance
+                or abs(velocities[r, 1] - (s * before[r, 0] + c * before[r, 1])) > tolerance
+                or abs(velocities[r, 2] - turn) > tolerance):
+            return True
+    return False
+
+
 @jit
 def _cut(vx, vy, limits, count):  # pragma: no cover - compiled
     """(vx, vy) with the closing speed along each constraint of ``limits[:count]`` cut to its
@@ -101,8 +131,8 @@ def _cut(vx, vy, limits, count):  # pragma: no cover - compiled
 
 @jit
 def yield_to_robots(
-    rows, positions, velocities, radius, copies, offsets, dt,
-    robot_positions, robot_angles, robot_velocities, robot_copies, robot_reach,
+    rows, positions, velocities, radius, copies, copy_offsets, dt,
+    robot_positions, robot_angles, robot_velocities, robot_margins, robot_copies, robot_reach,
     rx0, ry0, rcell, rnx, rny, rstarts, ritems,
     circles, circle_starts, polygons, polygon_counts, polygon_skins, polygon_starts, centres,
     segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp, changed,
@@ -110,8 +140,9 @@ def yield_to_robots(
     """Cut the velocities (m/s, in place) of the people ``rows`` so that over ``dt`` (s) none
     moves into a robot's footprint (see the module's docstring); ``changed[row]`` is set where a
     velocity changed. People are discs of ``radius`` (m) at ``positions`` in copies ``copies``
-    (their copy's frame at ``offsets``); the robots as :class:`~sim_server.core.crowd.robots.RobotState`
-    gives them, indexed by the grid ``rx0`` ... ``ritems`` over ``robot_positions``, their largest
+    (copy ``c``'s frame at ``copy_offsets[c]``); the robots as :class:`~sim_server.core.crowd.robots.RobotState`
+    gives them, each kept ``robot_margins`` (m) further off (:func:`arc_margins`), indexed by
+    the grid ``rx0`` ... ``ritems`` over ``robot_positions``, their largest
     reach from the origin ``robot_reach`` (m); the walls as :class:`~sim_server.core.crowd.walls.WallIndex`
     gives them, ``stamp`` a fresh query number. Returns the next free stamp."""
     limits = np.empty((MAX_ROBOTS_PER_PERSON, 3))
@@ -126,7 +157,7 @@ def yield_to_robots(
         speed = math.sqrt(vx * vx + vy * vy)
         closing = (speed + fastest) * dt
         count = _robot_limits(px, py, radius, closing, closing + radius + robot_reach, copies[row], dt, robot_positions, robot_angles,
-                              robot_velocities, robot_copies, rx0, ry0, rcell, rnx, rny, rstarts, ritems, circles,
+                              robot_velocities, robot_margins, robot_copies, rx0, ry0, rcell, rnx, rny, rstarts, ritems, circles,
                               circle_starts, polygons, polygon_counts, polygon_skins, polygon_starts, centres, limits)
         if count == 0:
             continue
@@ -134,7 +165,8 @@ def yield_to_robots(
         if cut_x == vx and cut_y == vy:
             continue
         # the walls as the models cut (the step's cut may turn the person towards one)
-        lx, ly = px - offsets[row, 0], py - offsets[row, 1]
+        copy = copies[row]
+        lx, ly = px - copy_offsets[copy, 0], py - copy_offsets[copy, 1]
         found = walls_within(lx, ly, radius + speed * dt + NEAR_WALL, stamp, segments, wx0, wy0, wcell, wnx, wny,
                              wstarts, witems, wstamps, walls, MAX_ROBOTS_PER_PERSON)
         stamp += 1
