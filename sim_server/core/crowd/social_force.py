@@ -263,7 +263,8 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
                     social[j, 0] += qx
                     social[j, 1] += qy
         # the robots push, by their footprints, and are not pushed here
-        ix_low, ix_high, iy_low, iy_high = cell_span(xi, yi, reach + robot_reach, rx0, ry0, rcell, rnx, rny)
+        robot_search = reach + robot_reach
+        ix_low, ix_high, iy_low, iy_high = cell_span(xi, yi, robot_search, rx0, ry0, rcell, rnx, rny)
         for gy in range(iy_low, iy_high + 1):
             for gx in range(ix_low, ix_high + 1):
                 c = gy * rnx + gx
@@ -271,6 +272,9 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
                     r = ritems[k]
                     j = count + r
                     if copies[j] != copies[i]:
+                        continue
+                    ox, oy = xi - positions[j, 0], yi - positions[j, 1]
+                    if ox * ox + oy * oy > robot_search * robot_search:  # its footprint is beyond reach too
                         continue
                     gap, qx, qy = nearest_on_footprint(xi, yi, r, positions[j, 0], positions[j, 1], angles[r], circles,
                                                        circle_starts, polygons, polygon_counts, polygon_skins,
