@@ -21,7 +21,8 @@ Training episodes are drawn from ``--seed`` (not CrowdNav's test cases, seeded 1
 prints a line every 100 episodes (success and collision rates of those episodes, epsilon, the
 seconds so far) and, as its last line, one JSON object: ``out``, ``imitation_success_rate``,
 ``episodes``, the last 100 episodes' ``success_rate`` and ``collision_rate`` (with
-exploration), ``seconds``. Bad arguments are refused in one line (exit 2).
+exploration; null without reinforcement), ``seconds``. Bad arguments are refused in one line
+(exit 2).
 """
 
 from __future__ import annotations
@@ -214,7 +215,9 @@ def _reinforce(args, envs, policy: LookaheadPolicy, rng: np.random.Generator, re
         if episodes - targeted >= TARGET_PERIOD:
             target, targeted = network.copy(), episodes
     policy.epsilon = 0.0
-    rates = np.mean(recent, axis=0) if recent else (float("nan"), float("nan"))
+    if not recent:  # no reinforcement (--episodes 0): no rates
+        return {"episodes": episodes, "success_rate": None, "collision_rate": None}
+    rates = np.mean(recent, axis=0)
     return {"episodes": episodes, "success_rate": float(rates[0]), "collision_rate": float(rates[1])}
 
 

@@ -137,6 +137,15 @@ def test_a_small_training_writes_a_policy_the_evaluation_runs(tmp_path: Path, ca
     assert "was trained for a holonomic robot, the environment's is a unicycle" in capsys.readouterr().err
 
 
+def test_imitation_alone_writes_a_policy_and_reports_no_rates(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "imitated.npz"
+    assert train_main(["--out", str(out), "--imitation-episodes", "2", "--imitation-epochs", "1", "--episodes", "0",
+                       "--envs", "2", "--hidden", "8"]) == 0
+    numbers = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert numbers["episodes"] == 0 and numbers["success_rate"] is None and numbers["collision_rate"] is None
+    assert ValueNetwork.load(out)[0].sizes == [ROBOT_FEATURES + PERSON_FEATURES * 5, 8, 1]
+
+
 def test_bad_policy_files_are_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     env = crowdnav_env("circle_crossing")
     try:
