@@ -16,7 +16,8 @@ the people it observes; here the robot can be an agent of either model of
   capped at its preferred speed; it stands only on its goal (the model's stop distance and
   goal threshold, set for people, are 0 for the robot, which must come within its goal radius).
 
-A policy reads nothing but the robot's observations (read back by :mod:`sim_server.learning.observed` from
+A policy reads nothing but the robot's observations (read back by
+:mod:`sim_server.learning.observed` from
 :meth:`~sim_server.learning.fleet.NavigationFleet.observations`: the goal, the robot's
 velocity, the observed people's positions and velocities in the robot's frame), so it sees only
 what the task lets the robot sense (range, line of sight, noise: :mod:`sim_server.learning.sight`)
@@ -91,7 +92,8 @@ class ModelPolicy:
     def _velocities(self, rows: np.ndarray) -> np.ndarray:
         """(N, 2) the velocity (m/s, the robot's frame) the model gives each robot."""
         seen = self.reader.read(rows)
-        goal, velocity, present, positions, people_velocities = seen.goal, seen.velocity, seen.present, seen.positions, seen.velocities
+        goal, velocity, present = seen.goal, seen.velocity, seen.present
+        positions, people_velocities = seen.positions, seen.velocities
         n = len(rows)
         counts = present.sum(axis=1)
         # agents: the robots first (row i is agent i), then the people of every row, each row a copy

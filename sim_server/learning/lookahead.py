@@ -194,12 +194,14 @@ class LookaheadPolicy:
         """(N, action size) actions for (N, observation size) observations (one row may be
         given alone: then one action)."""
         rows, single = self.reader.rows(observations)
-        velocities = self.choose(self.reader.read(rows))
-        if self.reader.holonomic:
-            actions = self.reader.actions(velocities)
-        else:  # turn by the action's angle over the step, driving at its speed all along
-            task = self.reader.task
-            turn_rate = np.arctan2(velocities[:, 1], velocities[:, 0]) / self.step
-            speed = np.hypot(velocities[:, 0], velocities[:, 1])
-            actions = np.clip(np.column_stack([speed / task.max_linear, turn_rate / task.max_angular]), -1.0, 1.0).astype(np.float32)
+        actions = self.act(self.reader.read(rows))
         return actions[0] if single else actions
+
+    def act(self, seen: Observed) -> np.ndarray:
+        """(N, action size) the actions of :meth:`choose`'s velocities."""
+        velocities = self.choose(seen)
+        if self.reader.holonomic:
+            return self.reader.actions(velocities)
+        # a unicycle turns by the action's angle over the step, driving at its speed all along
+        return self.reader.unicycle_actions(np.hypot(velocities[:, 0], velocities[:, 1]),
+                                            np.arctan2(velocities[:, 1], velocities[:, 0]) / self.step)

@@ -103,7 +103,10 @@ class ObservationReader:
             return np.clip(actions, -1.0, 1.0).astype(np.float32)
         speed = np.hypot(velocities[:, 0], velocities[:, 1])
         turn = np.where(speed > 0.0, np.arctan2(velocities[:, 1], velocities[:, 0]), 0.0)
-        angular = np.clip(turn / task.control_period, -task.max_angular, task.max_angular)
-        linear = speed * np.maximum(np.cos(turn), 0.0)
-        actions = np.column_stack([linear / task.max_linear, angular / task.max_angular])
-        return np.clip(actions, -1.0, 1.0).astype(np.float32)
+        return self.unicycle_actions(speed * np.maximum(np.cos(turn), 0.0), turn / task.control_period)
+
+    def unicycle_actions(self, linear: np.ndarray, angular: np.ndarray) -> np.ndarray:
+        """The actions (float32, in [-1, 1]) of a robot that cannot move sideways for its speed
+        ahead ``linear`` (m/s) and turn rate ``angular`` (rad/s), each cut to its maximum."""
+        task = self.task
+        return np.clip(np.column_stack([linear / task.max_linear, angular / task.max_angular]), -1.0, 1.0).astype(np.float32)

@@ -191,13 +191,13 @@ def _reinforce(args, envs, policy: LookaheadPolicy, rng: np.random.Generator, re
     ended = np.zeros(args.envs, dtype=bool)
     episodes, targeted = 0, 0
     fall = max(EPSILON_FALL * args.episodes, 1.0)
+    seen = policy.reader.read(observations.astype(np.float64))
+    features = policy.features(seen)
     while episodes < args.episodes:
         policy.epsilon = max(EPSILON_END, EPSILON_START - (EPSILON_START - EPSILON_END) * episodes / fall)
+        observations, reward, terminated, truncated, infos = envs.step(policy.act(seen))
         seen = policy.reader.read(observations.astype(np.float64))
-        features = policy.features(seen)
-        actions = policy(observations)
-        observations, reward, terminated, truncated, infos = envs.step(actions)
-        following = policy.features(policy.reader.read(observations.astype(np.float64)))
+        following = policy.features(seen)
         finished = 0
         for copy in np.flatnonzero(~ended):
             memory.add(features[copy], float(reward[copy]), following[copy], bool(terminated[copy]))
@@ -209,6 +209,7 @@ def _reinforce(args, envs, policy: LookaheadPolicy, rng: np.random.Generator, re
                     report(f"episodes {episodes + finished}: success {rates[0]:.2f}, collision {rates[1]:.2f} "
                            f"(epsilon {policy.epsilon:.2f}), {time.perf_counter() - started:.0f} s")
         ended = terminated | truncated
+        features = following
         episodes += finished
         if finished and memory.count >= BATCH_SIZE:
             _fit_from(memory, network, target, policy, finished * args.batches, rng)

@@ -65,7 +65,8 @@ class Requests:
         self.capacity = capacity
         self.per_client = per_client
         self._lock = threading.Lock()
-        self._waiting: deque[tuple[Action, Reply, Hashable]] = deque()
+        self._waiting: deque[tuple[Action, Reply]] = deque()
+        #: Requests waiting, by client.
         self._of_client: Counter = Counter()
         self._closed = False
         #: Requests refused because the queue was full.
@@ -89,7 +90,7 @@ class Requests:
             if len(self._waiting) >= self.capacity:
                 self.refused += 1
                 return False, f"busy: {self.capacity} requests are waiting already; try again"
-            self._waiting.append((action, reply, client))
+            self._waiting.append((action, reply))
             self._of_client[client] += 1
         if not reply.wait(START_WAIT):
             with self._lock:
@@ -122,9 +123,9 @@ class Requests:
             batch = list(self._waiting)
             self._waiting.clear()
             self._of_client.clear()
-            for _, reply, _ in batch:
+            for _, reply in batch:
                 reply.started = True
-        for action, reply, _ in batch:
+        for action, reply in batch:
             try:
                 action(reply)
             except SimError as error:
@@ -140,5 +141,5 @@ class Requests:
             batch = list(self._waiting)
             self._waiting.clear()
             self._of_client.clear()
-        for _, reply, _ in batch:
+        for _, reply in batch:
             reply.finish(False, "the live view closed before the request was served")

@@ -157,6 +157,7 @@ class Crowd:
         self._robots = Robots(self.bits)
         #: The robots' velocities (M, 3) when people last yielded to them (None: never).
         self._yielded_for: np.ndarray | None = None
+        #: The physics step (host.time.iterations) of that yield.
         self._yielded_at = 0
         #: The physics step (host.time.iterations) at which the people's positions were last brought up to date.
         self._advanced_at = host.time.iterations

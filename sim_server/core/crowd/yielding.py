@@ -7,10 +7,10 @@ against the footprints (:mod:`~sim_server.core.crowd.robot_footprints`) of the r
 the part of the velocity that would close the gap to a footprint within the step, beyond the
 gap itself and beyond what the robot's own motion there closes already, is removed (twice round,
 for two robots at once). A robot's motion is taken as straight at its velocity now; a robot that
-keeps turning at its turn rate (an arc) departs from that line by at most
-:func:`arc_margins`, which is kept as a margin, so that the yield holds until the crowd's next
-update for a robot that keeps its velocities in its own frame. The person stops or slides along the robot, never into it; a robot
-that drives into a person is stopped by it (the person does not step back). The walls then cut
+keeps turning at its turn rate (an arc) departs from that line by at most :func:`arc_margins`,
+which is kept as a margin, so that the yield holds until the crowd's next update for a robot
+that keeps its velocities in its own frame. The person stops or slides along the robot, never
+into it; a robot that drives into a person is stopped by it (the person does not step back). The walls then cut
 the velocity as the models do (:func:`~sim_server.core.crowd.walls.keep_out_of_walls`); where
 robot and wall together leave no way, the person stands.
 
@@ -140,8 +140,8 @@ def yield_to_robots(
     """Cut the velocities (m/s, in place) of the people ``rows`` so that over ``dt`` (s) none
     moves into a robot's footprint (see the module's docstring); ``changed[row]`` is set where a
     velocity changed. People are discs of ``radius`` (m) at ``positions`` in copies ``copies``
-    (copy ``c``'s frame at ``copy_offsets[c]``); the robots as :class:`~sim_server.core.crowd.robots.RobotState`
-    gives them, each kept ``robot_margins`` (m) further off (:func:`arc_margins`), indexed by
+    (copy ``c``'s frame at ``copy_offsets[c]``); the robots as
+    :class:`~sim_server.core.crowd.robots.RobotState` gives them, each kept ``robot_margins`` (m) further off (:func:`arc_margins`), indexed by
     the grid ``rx0`` ... ``ritems`` over ``robot_positions``, their largest
     reach from the origin ``robot_reach`` (m); the walls as :class:`~sim_server.core.crowd.walls.WallIndex`
     gives them, ``stamp`` a fresh query number. Returns the next free stamp."""
