@@ -320,6 +320,8 @@ class World:
             return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
         circles = [crowd.circles() for crowd in self.crowds]
         bits = [np.full(len(c), crowd.bits, dtype=np.int64) for crowd, c in zip(self.crowds, circles)]
+        if len(circles) == 1:
+            return circles[0], bits[0]
         return np.concatenate(circles), np.concatenate(bits)
 
     def file_model(self, path: Path) -> ModelSpec:

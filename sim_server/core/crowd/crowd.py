@@ -42,11 +42,12 @@ from sim_server.core.crowd.pedsim_forces import people_forces
 from sim_server.core.crowd.goals import Goals
 from sim_server.core.crowd.people import (
     IDLE, IN_QUEUE, ON_ROUTE, REGION_GOALS, STANDING_STATE, WAITING_STATE, WALKING_STATE, WAYPOINTS, CrowdState, Pedestrian, People,
+    face_walking, walked_on,
 )
 from sim_server.core.crowd.places import IN_WALL, Places
 from sim_server.core.crowd.robots import Robots, RobotState
 from sim_server.core.crowd.social_force import neighbour_grids, robot_shapes, social_force_step
-from sim_server.core.crowd.touch import REACH_HYSTERESIS, REACH_SLACK, faster_than, reach_of, within_reach
+from sim_server.core.crowd.touch import REACH_HYSTERESIS, dynamic_reach, faster_than, within_reach
 from sim_server.core.crowd.walls import WallIndex
 from sim_server.core.crowd.yielding import arc_margins, moves_otherwise, yield_to_robots
 from sim_server.core.errors import ConfigError, EntityError, RequestError
@@ -315,10 +316,8 @@ class Crowd:
         people = self.people
         if people.count == 0:
             return np.zeros((0, 2))
-        elapsed = self._elapsed()
-        if elapsed == 0.0:
-            return people.rows("position").copy()
-        return people.rows("position") + elapsed * people.rows("velocity")
+        return walked_on(people.count, people.position, people.velocity, self._elapsed(), 0.0,
+                         np.empty((people.count, 2)))
 
     def _advance(self) -> None:
         """Bring the positions up to date: each person walked on at its velocity; those whose
@@ -355,8 +354,9 @@ class Crowd:
 
     def circles(self) -> np.ndarray:
         """(N, 3) x, y (m) and radius of every body, world frame (what lasers and pictures see)."""
-        positions = self.positions()
-        return np.column_stack([positions, np.full(len(positions), self.spec.radius)])
+        people = self.people
+        return walked_on(people.count, people.position, people.velocity, self._elapsed(), self.spec.radius,
+                         np.empty((people.count, 3)))
 
     def _bodies(self) -> BodyBatch:
         if self._batch is None:
@@ -538,10 +538,10 @@ class Crowd:
         # who may step into a robot: the people a dynamic one may reach (active), or all of them
         near = people.rows("active") if robots.dynamic.all() else np.ones(n, dtype=bool)
         self._yield(np.flatnonzero(near), self.dt, robots=robots)
-        out = people.rows("velocity")
-        moving = np.hypot(out[:, 0], out[:, 1]) > 1e-3
-        people.heading[:n][moving] = np.arctan2(out[moving, 1], out[moving, 0])
-        self._bodies().set_velocities(np.column_stack([out, np.zeros(n)]))
+        face_walking(n, people.velocity, people.heading)
+        walking = np.zeros((n, 3))
+        walking[:, :2] = people.rows("velocity")
+        self._bodies().set_velocities(walking)
 
     def _robots_turned(self, velocities: np.ndarray | None) -> bool:
         """Whether a robot (``velocities``: every robot body's now) moves otherwise than when
@@ -599,14 +599,10 @@ class Crowd:
         positions, velocities, radii, dynamic = robots.positions, robots.velocities, robots.radii, robots.dynamic
         wanted = np.zeros(n, dtype=bool)
         now = self.positions()
-        if dynamic.any():
-            speeds = np.hypot(velocities[dynamic, 0], velocities[dynamic, 1])
-            self._speed_limits_sq = (speeds + REACH_SLACK / interval) ** 2
-            walking = people.rows("velocity")
-            fastest = float(np.sqrt((walking * walking).sum(axis=1).max()))
-            reach = reach_of(self.spec.radius, radii[dynamic], speeds, fastest, interval)
-            within_reach(now, n, np.ascontiguousarray(positions[dynamic]), reach, REACH_HYSTERESIS,
-                         people.rows("active"), wanted)
+        origins, reach, self._speed_limits_sq = dynamic_reach(self.spec.radius, radii, positions, velocities, dynamic,
+                                                              people.velocity, n, interval)
+        if len(reach):
+            within_reach(now, n, origins, reach, REACH_HYSTERESIS, people.rows("active"), wanted)
         active = people.rows("active")
         if not may_sleep:
             wanted |= active

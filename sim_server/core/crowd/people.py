@@ -8,6 +8,7 @@ removal (order is not meaningful; names are).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -222,3 +223,29 @@ def waits_over(count, wait_until, now):  # pragma: no cover - compiled
         if 0.0 <= wait_until[i] <= now:
             rows.append(i)
     return rows
+
+
+@jit
+def walked_on(count, position, velocity, elapsed, radius, out):  # pragma: no cover - compiled
+    """Where each of the first ``count`` people is after walking ``elapsed`` s at its velocity
+    from ``position`` (m, m/s; both (≥ count, 2)): written to ``out[:count, :2]``, with
+    ``radius`` (m) in a third column where ``out`` has one."""
+    for i in range(count):
+        out[i, 0] = position[i, 0] + elapsed * velocity[i, 0]
+        out[i, 1] = position[i, 1] + elapsed * velocity[i, 1]
+        if out.shape[1] > 2:
+            out[i, 2] = radius
+    return out
+
+
+#: Speed (m/s) above which a person's heading follows its velocity.
+HEADING_MIN_SPEED = 1e-3
+
+
+@jit
+def face_walking(count, velocity, heading):  # pragma: no cover - compiled
+    """Turn each of the first ``count`` people walking faster than :data:`HEADING_MIN_SPEED`
+    (``velocity``, m/s) to face the way it walks (``heading``, rad, in place)."""
+    for i in range(count):
+        if math.hypot(velocity[i, 0], velocity[i, 1]) > HEADING_MIN_SPEED:
+            heading[i] = math.atan2(velocity[i, 1], velocity[i, 0])

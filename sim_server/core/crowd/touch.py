@@ -24,6 +24,8 @@ on every check.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from sim_server.core.compiled import jit
@@ -36,11 +38,37 @@ REACH_SLACK = 0.5
 REACH_HYSTERESIS = 0.5
 
 
-def reach_of(person_radius: float, body_radii: np.ndarray, body_speeds: np.ndarray, people_speed: float,
-             interval: float) -> np.ndarray:
-    """(M,) the distance (m) from each dynamic body's origin within which a person must be active:
-    radii in m, speeds in m/s (``people_speed`` the fastest person's), ``interval`` in s."""
-    return person_radius + body_radii + (people_speed + body_speeds) * interval + REACH_SLACK
+def dynamic_reach(person_radius: float, radii: np.ndarray, positions: np.ndarray, velocities: np.ndarray,
+                  dynamic: np.ndarray, walking: np.ndarray, count: int, interval: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The dynamic bodies among the robots (``radii`` (M,) m from each origin to its footprint's
+    edge, ``positions`` (M, 2) m, ``velocities`` (M, 3) m/s and rad/s, ``dynamic`` (M,) bool) and
+    how far they reach within ``interval`` (s), people of ``person_radius`` (m) walking at
+    ``walking[:count]`` (m/s) towards them: (D, 2) their origins, (D,) the distance (m) from each
+    within which a person must be active, and (D,) the squared speed ((m/s)^2) each may reach
+    before the check is out of date (what :func:`faster_than` compares)."""
+    return _dynamic_reach(person_radius, radii, positions, velocities, dynamic, walking, count, interval, REACH_SLACK)
+
+
+@jit
+def _dynamic_reach(person_radius, radii, positions, velocities, dynamic, walking, count, interval, slack):  # pragma: no cover - compiled
+    fastest_sq = 0.0
+    for i in range(count):
+        fastest_sq = max(fastest_sq, walking[i, 0] * walking[i, 0] + walking[i, 1] * walking[i, 1])
+    fastest = math.sqrt(fastest_sq)
+    found = 0
+    for r in range(dynamic.shape[0]):
+        if dynamic[r]:
+            found += 1
+    origins, reach, limits_sq = np.empty((found, 2)), np.empty(found), np.empty(found)
+    k = 0
+    for r in range(dynamic.shape[0]):
+        if dynamic[r]:
+            speed = math.hypot(velocities[r, 0], velocities[r, 1])
+            origins[k, 0], origins[k, 1] = positions[r, 0], positions[r, 1]
+            reach[k] = person_radius + radii[r] + (fastest + speed) * interval + slack
+            limits_sq[k] = (speed + slack / interval) ** 2
+            k += 1
+    return origins, reach, limits_sq
 
 
 @jit

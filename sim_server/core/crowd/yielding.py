@@ -88,15 +88,18 @@ def _robot_limits(px, py, radius, closing, search, copy, dt, robot_positions, ro
     return found
 
 
-def arc_margins(velocities: np.ndarray, radii: np.ndarray, dt: float) -> np.ndarray:
+@jit
+def arc_margins(velocities, radii, dt):  # pragma: no cover - compiled
     """(M,) how far (m) each robot's footprint can depart within ``dt`` (s) from where its
     velocity now (``velocities`` (M, 3): m/s and rad/s) takes it in a straight line, when it
     keeps turning at its turn rate with its velocity constant in its own frame: the arc of its
     centre, ``|v| |w| dt^2 / 2``, and the turn of its footprint's farthest point (``radii``, m,
     from its origin), ``w^2 r dt^2 / 2``."""
-    speed = np.hypot(velocities[:, 0], velocities[:, 1])
-    turn = np.abs(velocities[:, 2])
-    return 0.5 * dt * dt * turn * (speed + turn * radii)
+    margins = np.empty(velocities.shape[0])
+    for r in range(velocities.shape[0]):
+        turn = abs(velocities[r, 2])
+        margins[r] = 0.5 * dt * dt * turn * (math.hypot(velocities[r, 0], velocities[r, 1]) + turn * radii[r])
+    return margins
 
 
 @jit
