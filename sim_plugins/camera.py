@@ -27,12 +27,14 @@ pixel, data).
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 import numpy as np
 
 from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
+from sim_server.core.plugins.capabilities import CAMERA_DISPLAY, Advertised, Picture, SensorMount, configured_string
 from sim_server.core.state import SCOPE, ImageDatapack
 from sim_server.rendering import Renderer, View
 from sim_server.rendering.raster import warm_up as prepare_rasterizer
@@ -45,10 +47,18 @@ DEFAULT_PIXELS = (128, 128)
 #: Bytes per pixel of the pictures (rgb8).
 DEPTH = 3
 IMAGE_QUEUE_DEPTH = 5
+#: Where pictures go unless ``topic`` says otherwise (in the model's namespace).
+DEFAULT_TOPIC = "image_raw"
 
 
 class Camera(ModelPlugin):
-    """Renders the view around its body at ``update_rate`` and publishes it."""
+    """Renders the view around its body at ``update_rate`` and publishes it. Offers
+    :class:`~sim_server.core.plugins.capabilities.ImageSource` and ``DemandDriven``."""
+
+    @classmethod
+    def advertised(cls, config: Mapping[str, Any]) -> list[Advertised]:
+        """Its pictures' topic (``topic``)."""
+        return [Advertised(CAMERA_DISPLAY, configured_string(config, "topic", DEFAULT_TOPIC))]
 
     @classmethod
     def prepare(cls) -> None:
@@ -57,7 +67,7 @@ class Camera(ModelPlugin):
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_name("body")
-        topic = config.get_topic("topic", "image_raw")
+        topic = config.get_topic("topic", DEFAULT_TOPIC)
         frame = config.get_frame("frame", self.context.name)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)
@@ -83,9 +93,9 @@ class Camera(ModelPlugin):
         #: Sim time (ns) of the last picture.
         self.last_time_ns: int | None = None
         #: The topic of the pictures (in the model's namespace).
-        self.topic_name = self.context.topic(topic)
-        #: Whether a live view (sim_server.live) wants the pictures, whoever else listens.
-        self.view_listening = False
+        self.topic_name = self.image_topic = self.context.topic(topic)
+        #: Whether a consumer outside ROS (a live view) wants the pictures, whoever else listens.
+        self.demanded = False
         self._publisher = None
         self._tf = None
         node = self.context.ros_node
@@ -138,8 +148,20 @@ class Camera(ModelPlugin):
         name = f"{self.model.name}{SCOPE}{self.context.name}"
         return ImageDatapack(name, self.frame_id, self.context.world.time.time_ns, width, height, DEPTH, image.tobytes())
 
+    @property
+    def latest_picture(self) -> Picture | None:
+        """The last picture taken at the rate, or None before the first."""
+        if self.last_image is None or self.last_time_ns is None:
+            return None
+        return Picture(self.last_time_ns, self.last_image)
+
+    @property
+    def image_mount(self) -> SensorMount:
+        """The camera's frame on its body now (see :meth:`frame_pose`), looking down."""
+        return SensorMount(self.frame_id, self.body_frame_id, self.frame_pose(), flipped=True)
+
     def _wanted(self) -> bool:
-        return self._publisher is None or self.always_publish or self.view_listening or self._listened()
+        return self._publisher is None or self.always_publish or self.demanded or self._listened()
 
     def after_physics_step(self, time: TimeKeeper) -> None:
         if not self.timer.check(time) or not self._wanted():

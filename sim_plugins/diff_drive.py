@@ -20,11 +20,11 @@ import math
 from sim_server.core.geometry import Pose2D, offset_point_velocity
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import DriveBatch, DriveRecord, body_of, read_dynamics
-from sim_plugins.odometry import OdometryPublisher, odometry_transform, prepare_drive
+from sim_plugins.odometry import OdometryOffer, OdometryPublisher, odometry_transform, prepare_drive
 from sim_plugins.velocity_command import VelocityCommand
 
 
-class DiffDrive(ModelPlugin):
+class DiffDrive(OdometryOffer, ModelPlugin):
     """Drives a body like a differential-drive robot."""
 
     @classmethod

@@ -24,10 +24,14 @@ batch with others draws the same numbers as alone.
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
+from sim_server.core.plugins.capabilities import (
+    LASER_DISPLAY, Advertised, Scan, ScanLayout, SensorMount, configured_string,
+)
 from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scene_of
 from sim_plugins.common import body_of, plugin_rng, read_layer_bits, sensor_parent_frame
 
@@ -35,10 +39,19 @@ from sim_plugins.common import body_of, plugin_rng, read_layer_bits, sensor_pare
 REFLECTANCE_LAYER = "reflectance"
 REFLECTIVE_INTENSITY = 255.0
 SCAN_QUEUE_DEPTH = 10
+#: Where scans go unless ``topic`` says otherwise (in the model's namespace).
+DEFAULT_TOPIC = "scan"
 
 
 class Laser(ModelPlugin):
-    """Casts all beams of a scan at once and publishes them."""
+    """Casts all beams of a scan at once and publishes them. Offers
+    :class:`~sim_server.core.plugins.capabilities.ScanSource`, ``RayCaster`` and
+    ``DemandDriven``."""
+
+    @classmethod
+    def advertised(cls, config: Mapping[str, Any]) -> list[Advertised]:
+        """Its scans' topic (``topic``)."""
+        return [Advertised(LASER_DISPLAY, configured_string(config, "topic", DEFAULT_TOPIC))]
 
     @classmethod
     def prepare(cls) -> None:
@@ -47,7 +60,7 @@ class Laser(ModelPlugin):
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_name("body")
-        topic = config.get_topic("topic", "scan")
+        topic = config.get_topic("topic", DEFAULT_TOPIC)
         frame = config.get_frame("frame", self.context.name)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)
@@ -100,13 +113,17 @@ class Laser(ModelPlugin):
         #: The topic of the scans (in the model's namespace).
         self.topic_name = self.context.topic(topic)
         self.body_frame_id = sensor_parent_frame(self.context, config, body_name, self.frame_id, self.broadcast_tf)
+        self.scan_topic = self.topic_name
+        self.scan_mount = SensorMount(self.frame_id, self.body_frame_id, self.origin, self.upside_down)
+        self.scan_layout = ScanLayout(self.angle_min, self.angle_max, self.angle_increment, self.range,
+                                      self.scanner.local_angles)
         #: The last scan (float32 ranges, NaN for misses) and its intensities, for in-process use,
         #: and the sim time (ns) it was made at (before that step).
         self.last_ranges = None
         self.last_intensities = None
         self.last_scan_ns = -1
-        #: Whether a live view (sim_server.live) wants the scans, whoever else listens.
-        self.view_listening = False
+        #: Whether a consumer outside ROS (a live view) wants the scans, whoever else listens.
+        self.demanded = False
         self._publisher = None
         self._message = None
         node = self.context.ros_node
@@ -138,10 +155,19 @@ class Laser(ModelPlugin):
             self._tf = broadcaster_for(node)
             self._tf.send_static([tf], owner=self.context.describe())
 
+    @property
+    def latest_scan(self) -> Scan | None:
+        """The last scan, or None before the first."""
+        return None if self.last_ranges is None else Scan(self.last_scan_ns, self.last_ranges, self.last_intensities)
+
+    def sensor_pose(self) -> Pose2D:
+        """The laser's pose now (world frame)."""
+        return self.scanner.pose()
+
     def _wanted(self) -> bool:
         """Whether a scan is wanted (in-process, always published, a live view or a subscriber
         listens)."""
-        return self._publisher is None or self.always_publish or self.view_listening or self._listened()
+        return self._publisher is None or self.always_publish or self.demanded or self._listened()
 
     def before_physics_step(self, time: TimeKeeper) -> None:
         if self.timer.check(time) and self._wanted():

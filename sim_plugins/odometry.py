@@ -13,8 +13,7 @@ numbers, row-major; default the white noise variances on the diagonal), ``twist_
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -24,6 +23,9 @@ from sim_server.core.geometry import Pose2D, to_body_frame
 from sim_server.core.motion import drive_kernels
 from sim_server.core.physics.body_memory import memory_access_works
 from sim_server.core.plugins import PluginContext, UpdateTimer, YamlReader
+from sim_server.core.plugins.capabilities import (
+    ODOMETRY_DISPLAY, Advertised, OdometryReading, OdometryStream, configured_flag, configured_string,
+)
 from sim_plugins.common import RecordSlot, body_frame, check_transform
 from sim_plugins import odometry_noise
 from sim_plugins.odometry_noise import OdometryNoise
@@ -32,17 +34,11 @@ COVARIANCE_SIZE = 36
 ODOMETRY_QUEUE_DEPTH = 10
 #: Positions of x, y and yaw (or vx, vy, wz) on the diagonal of a 6 x 6 covariance.
 DIAGONAL = (0, 7, 35)
-
-
-@dataclass
-class OdometryState:
-    """A planar pose (m, rad) and twist (m/s, rad/s) with its time stamp (ns)."""
-
-    stamp_ns: int
-    pose: Pose2D
-    vx: float
-    vy: float
-    wz: float
+#: The noisy odometry's and the ground truth's topics unless ``odom_pub`` and
+#: ``ground_truth_pub`` say otherwise (in the model's namespace).
+DEFAULT_ODOM_TOPIC, DEFAULT_TRUTH_TOPIC = "odometry/filtered", "odometry/ground_truth"
+#: Zero covariance (the ground truth's).
+NO_COVARIANCE = (0.0,) * 36
 
 
 def _covariance(config: YamlReader, key: str, variances: tuple[float, ...]) -> list[float]:
@@ -63,10 +59,10 @@ def prepare_drive() -> None:
     odometry_noise.warm_up()
 
 
-def _state(stamp_ns: int, values: np.ndarray) -> OdometryState:
-    """An :class:`OdometryState` of (6,) x, y, yaw, vx, vy, wz."""
+def _state(stamp_ns: int, values: np.ndarray) -> OdometryReading:
+    """An :class:`OdometryReading` of (6,) x, y, yaw, vx, vy, wz."""
     x, y, theta, vx, vy, wz = values.tolist()
-    return OdometryState(stamp_ns, Pose2D(x, y, theta), vx, vy, wz)
+    return OdometryReading(stamp_ns, Pose2D(x, y, theta), vx, vy, wz)
 
 
 class OdometryPublisher:
@@ -74,8 +70,8 @@ class OdometryPublisher:
 
     def __init__(self, context: PluginContext, config: YamlReader, body_name: str) -> None:
         self.context = context
-        odom_topic = config.get_topic("odom_pub", "odometry/filtered")
-        truth_topic = config.get_topic("ground_truth_pub", "odometry/ground_truth")
+        odom_topic = config.get_topic("odom_pub", DEFAULT_ODOM_TOPIC)
+        truth_topic = config.get_topic("ground_truth_pub", DEFAULT_TRUTH_TOPIC)
         #: The topics of the noisy odometry and of the ground truth (in the model's namespace).
         self.odom_topic, self.truth_topic = context.topic(odom_topic), context.topic(truth_topic)
         self.odom_frame_id = context.frame(config.get_frame("odom_frame_id", "odom"))
@@ -95,7 +91,7 @@ class OdometryPublisher:
         self.extra_draws = 0
         self.extra_normals = np.zeros(0)
         self._model = context.model
-        self._last: tuple[OdometryState, OdometryState] | None = None
+        self._last: tuple[OdometryReading, OdometryReading] | None = None
         #: A noise-free measurement noted but not built yet (see :meth:`note`).
         self._noted: tuple[int, float, float, float, float, float, float] | None = None
         #: Or a body of a batch's record, not built yet (see :meth:`defer`).
@@ -129,18 +125,29 @@ class OdometryPublisher:
             self._messages = (truth_message, odometry_message)
 
     @property
-    def last_truth(self) -> OdometryState | None:
+    def last_truth(self) -> OdometryReading | None:
         """The last ground truth measured (None before the first), for in-process use."""
         last = self._latest()
         return None if last is None else last[0]
 
     @property
-    def last_odometry(self) -> OdometryState | None:
+    def last_odometry(self) -> OdometryReading | None:
         """The last noisy odometry measured (None before the first), for in-process use."""
         last = self._latest()
         return None if last is None else last[1]
 
-    def _latest(self) -> tuple[OdometryState, OdometryState] | None:
+    def streams(self) -> list[OdometryStream]:
+        """The noisy odometry's and the ground truth's topics (none while ``enable_odom_pub`` is off)."""
+        if not self.enabled:
+            return []
+        return [
+            OdometryStream(self.odom_topic, self.odom_frame_id, self.child_frame_id, lambda: self.last_odometry,
+                           tuple(self.pose_covariance), tuple(self.twist_covariance)),
+            OdometryStream(self.truth_topic, self.ground_truth_frame_id, self.child_frame_id, lambda: self.last_truth,
+                           NO_COVARIANCE, NO_COVARIANCE, ground_truth=True),
+        ]
+
+    def _latest(self) -> tuple[OdometryReading, OdometryReading] | None:
         record = self._slot.unread() if self._slot is not None else None
         if record is not None:
             self._last = self.from_record(record, self._slot.index)
@@ -171,7 +178,7 @@ class OdometryPublisher:
             raise ValueError("noisy odometry draws its noise when measured: note() it instead")
         self._deferred, self._noted = (record, index), None
 
-    def from_record(self, record: Any, index: int) -> tuple[OdometryState, OdometryState]:
+    def from_record(self, record: Any, index: int) -> tuple[OdometryReading, OdometryReading]:
         """(truth, odometry) of body ``index`` of a batch's ``record`` (see :meth:`defer`),
         without drawing."""
         x, y, theta, world_vx, world_vy, wz = record.state(index)
@@ -187,8 +194,8 @@ class OdometryPublisher:
             return world_vx, world_vy
         return to_body_frame(world_vx, world_vy, math.cos(theta), math.sin(theta))
 
-    def _truth(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> OdometryState:
-        return OdometryState(stamp_ns, pose, *self.reported_twist(pose.theta, world_vx, world_vy), wz)
+    def _truth(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> OdometryReading:
+        return OdometryReading(stamp_ns, pose, *self.reported_twist(pose.theta, world_vx, world_vy), wz)
 
     def report(self, stamp_ns: int, x: float, y: float, theta: float, world_vx: float, world_vy: float, wz: float) -> None:
         """Measure the pose (m, rad) and world-frame velocity (m/s, rad/s) and publish to
@@ -198,7 +205,7 @@ class OdometryPublisher:
         else:
             self.note(stamp_ns, x, y, theta, world_vx, world_vy, wz)
 
-    def measure(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> tuple[OdometryState, OdometryState]:
+    def measure(self, stamp_ns: int, pose: Pose2D, world_vx: float, world_vy: float, wz: float) -> tuple[OdometryReading, OdometryReading]:
         """Ground truth and noisy odometry of a body with the given pose and world-frame velocity."""
         self._noted = self._deferred = None
         truth = self._truth(stamp_ns, pose, world_vx, world_vy, wz)
@@ -212,7 +219,7 @@ class OdometryPublisher:
         self._last = (truth, noisy)
         return truth, noisy
 
-    def keep(self, truth: OdometryState, noisy: OdometryState, serial: int = -1) -> None:
+    def keep(self, truth: OdometryReading, noisy: OdometryReading, serial: int = -1) -> None:
         """Keep a measurement made elsewhere (:meth:`from_record`; of the batch record
         ``serial``, read now) as the last."""
         self._noted = self._deferred = None
@@ -230,7 +237,7 @@ class OdometryPublisher:
         """The model's placements by hand (see :class:`~sim_plugins.odometry_noise.OdometryNoise`)."""
         return self._model.placements if self._model is not None else 0
 
-    def _fill(self, message, state: OdometryState):
+    def _fill(self, message, state: OdometryReading):
         self._set_stamp(message.header, state.stamp_ns)
         self._set_pose(message.pose.pose, state.pose.x, state.pose.y, state.pose.theta)
         twist = message.twist.twist
@@ -242,7 +249,7 @@ class OdometryPublisher:
         """The ground truth and odometry publishers (none without ROS or when disabled)."""
         return self._publishers or ()
 
-    def publish(self, truth: OdometryState, noisy: OdometryState) -> None:
+    def publish(self, truth: OdometryReading, noisy: OdometryReading) -> None:
         """Publish ground truth, then the noisy odometry, to whoever subscribes."""
         if self._publishers is None:
             return
@@ -311,3 +318,22 @@ def odometry_transform(context: PluginContext, odometry: OdometryPublisher, conf
     if enabled:
         check_transform(config, "odom_frame_id", odometry.odom_frame_id, odometry.child_frame_id)
     return OdometryTransform(context, odometry) if enabled and context.ros_node is not None else None
+
+
+class OdometryOffer:
+    """What the drives offer of their odometry (:class:`~sim_server.core.plugins.capabilities.OdometrySource`
+    and the RViz display of the noisy odometry); a drive keeps its :class:`OdometryPublisher` as
+    ``odometry``."""
+
+    odometry: OdometryPublisher | None
+
+    @classmethod
+    def advertised(cls, config: Mapping[str, Any]) -> list[Advertised]:
+        """The noisy odometry's topic (``odom_pub``), unless ``enable_odom_pub`` is false."""
+        if not configured_flag(config, "enable_odom_pub", True):
+            return []
+        return [Advertised(ODOMETRY_DISPLAY, configured_string(config, "odom_pub", DEFAULT_ODOM_TOPIC))]
+
+    def odometry_streams(self) -> list[OdometryStream]:
+        """The noisy odometry and the ground truth (none while publishing is off)."""
+        return [] if self.odometry is None else self.odometry.streams()

@@ -27,12 +27,12 @@ from sim_server.core.geometry import to_body_frame
 from sim_server.core.physics.model import Model
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import BatchRecords, DriveBatch, DriveRecord, RecordSlot, body_of
-from sim_plugins.odometry import OdometryPublisher, odometry_transform, prepare_drive
+from sim_plugins.odometry import OdometryOffer, OdometryPublisher, odometry_transform, prepare_drive
 from sim_plugins.odometry_noise import OdometryNoiseBatch
 from sim_plugins.velocity_command import VelocityCommand
 
 
-class PlanarDrive(ModelPlugin):
+class PlanarDrive(OdometryOffer, ModelPlugin):
     """A drive stepped by a compiled kernel, alone or in a batch of its class."""
 
     #: Whether the drive slides sideways (its command has ``lateral``: linear.y).

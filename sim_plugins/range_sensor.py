@@ -19,12 +19,14 @@ little). In-process: :attr:`RangeSensor.last_range` and :attr:`RangeSensor.last_
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 import numpy as np
 
 from sim_server.core import limits as bounds
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
+from sim_server.core.plugins.capabilities import RANGE_DISPLAY, Advertised, configured_string
 from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scan_block, scene_of
 from sim_plugins.common import BatchRecords, RecordSlot, body_of, plugin_rng, read_layer_bits, sensor_parent_frame
 
@@ -32,9 +34,17 @@ DEFAULT_RANGE_RATE = 10.0
 RADIATION_TYPES = ("ultrasound", "infrared")
 RANGE_QUEUE_DEPTH = 10
 
+#: Where readings go unless ``topic`` says otherwise (in the model's namespace).
+DEFAULT_TOPIC = "range"
+
 
 class RangeSensor(ModelPlugin):
     """A cone of rays; the nearest hit is the range."""
+
+    @classmethod
+    def advertised(cls, config: Mapping[str, Any]) -> list[Advertised]:
+        """Its readings' topic (``topic``)."""
+        return [Advertised(RANGE_DISPLAY, configured_string(config, "topic", DEFAULT_TOPIC))]
 
     @classmethod
     def prepare(cls) -> None:
@@ -43,7 +53,7 @@ class RangeSensor(ModelPlugin):
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_name("body")
-        topic = config.get_topic("topic", "range")
+        topic = config.get_topic("topic", DEFAULT_TOPIC)
         frame = config.get_frame("frame", self.context.name)
         self.broadcast_tf = config.get_bool("broadcast_tf", True)
         self.always_publish = config.get_bool("always_publish", False)

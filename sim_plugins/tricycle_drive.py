@@ -23,14 +23,14 @@ from sim_server.core.motion.drive_kernels import steer_towards
 from sim_server.core.motion.dynamics_limits import DynamicsLimits
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import DriveBatch, body_of, read_dynamics
-from sim_plugins.odometry import OdometryPublisher, prepare_drive
+from sim_plugins.odometry import OdometryOffer, OdometryPublisher, prepare_drive
 from sim_plugins.velocity_command import VelocityCommand
 
 #: Tolerance (m) of the anchor checks.
 ANCHOR_TOLERANCE = 1e-5
 
 
-class TricycleDrive(ModelPlugin):
+class TricycleDrive(OdometryOffer, ModelPlugin):
     """Steers and drives a tricycle base."""
 
     @classmethod

@@ -53,7 +53,8 @@ CORE_LAYERS = (
     ("timing", "motion", "random_streams"),
     ("format",),
     ("physics",),
-    ("sensing", "plugins", "crowd"),
+    ("sensing", "crowd"),
+    ("plugins",),  # the plugin author's face: bases, capabilities, and the ray service below it
     ("levels",),
     ("world",),
     ("state",),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from Box2D import b2
 
 from sim_server.core.errors import EntityError
+from sim_server.core.plugins.capabilities import ImageDatapack, ImageSource
 
 if TYPE_CHECKING:
     from sim_server.core.physics.model import Model, ModelBody
@@ -34,28 +35,6 @@ class BodyState:
     vx: float
     vy: float
     wz: float
-
-
-@dataclass(frozen=True)
-class ImageDatapack:
-    """A camera's picture: the Neurorobotics Platform's camera datapack fields.
-
-    Attributes:
-        name: ``model::camera``.
-        frame: the camera's frame (ROS), "" when it has none.
-        time_ns: sim time of the picture (ns).
-        width, height: pixels.
-        depth: bytes per pixel (3: red, green, blue, 8 bits each).
-        data: ``height`` rows, top to bottom, of ``width * depth`` bytes.
-    """
-
-    name: str
-    frame: str
-    time_ns: int
-    width: int
-    height: int
-    depth: int
-    data: bytes
 
 
 @dataclass(frozen=True)
@@ -101,7 +80,8 @@ def joint_states(model: "Model", step_size: float) -> list[JointState]:
 
 
 def camera_datapack(world: "World", name: str) -> ImageDatapack:
-    """The datapack of the camera ``model::camera`` (a plugin with a ``datapack()`` method, such as
+    """The datapack of the camera ``model::camera`` (a plugin offering
+    :class:`~sim_server.core.plugins.capabilities.ImageSource`, such as
     :class:`sim_plugins.camera.Camera`); :class:`EntityError` when there is no such camera."""
     model_name, scope, plugin_name = name.rpartition(SCOPE)
     if not scope:
@@ -111,7 +91,7 @@ def camera_datapack(world: "World", name: str) -> ImageDatapack:
         plugin = world.plugins.find(model, plugin_name)
     except KeyError:
         raise EntityError(f'model "{model_name}" has no plugin named "{plugin_name}"') from None
-    if not callable(getattr(plugin, "datapack", None)):
+    if not isinstance(plugin, ImageSource):
         raise EntityError(f'plugin "{name}" is a {type(plugin).__name__}, not a camera')
     return plugin.datapack()
 

@@ -35,6 +35,7 @@ from sim_server.core import limits
 from sim_server.core.format.world_file import WorldSpec
 from sim_server.core.physics.body_memory import BodyBatch
 from sim_server.core.physics.replicas import MAX_MARGIN, MAX_REPLICAS, Replicas
+from sim_server.core.plugins.capabilities import RayCaster, ScanSource, TwistCommand, VelocityDriven
 from sim_server.core.sensing.laser_scanner import scan_all
 from sim_server.learning.metrics import EpisodeMetrics, PeopleNow
 from sim_server.learning.people import PeopleNearby
@@ -135,7 +136,7 @@ class NavigationFleet:
             lasers = [self._task_parts(world, name, world_path)[2] for name in robots]
             #: The world's walls in its own frame ((N, 4) segments, m): where starts and goals may be.
             self.walls = np.concatenate([layer.world_edges() for layer in world.layers] or [np.empty((0, 4))])
-            longest = max(laser.range for laser in lasers)
+            longest = max(laser.scan_layout.range_max for laser in lasers)
             margin = longest + REPLICA_GAP
             if count > 1 and margin > MAX_MARGIN:
                 raise ValueError(
@@ -161,13 +162,14 @@ class NavigationFleet:
         self.drives = [drive for _, drive, _ in parts]
         self.lasers = [laser for _, _, laser in parts]
         self._commands = [drive.command for drive in self.drives]
+        self._bundled_commands = all(isinstance(command, VelocityCommand) for command in self._commands)
         #: Each robot's copy, and where that copy lies (m).
         self.copies = np.repeat(np.arange(count), len(robots))
         self.offsets = np.array([(offset.x, offset.y) for offset in world.replica_offsets], dtype=np.float64)[self.copies]
         self._bodies = BodyBatch(robot.first_body.physics_body for robot in self.robots)
         self._scanners = [laser.scanner for laser in self.lasers]
         beam_counts = {scanner.beam_count for scanner in self._scanners}
-        ranges = {float(laser.range) for laser in self.lasers}
+        ranges = {float(laser.scan_layout.range_max) for laser in self.lasers}
         if len(beam_counts) > 1 or len(ranges) > 1:
             world.close()
             raise ValueError(f"{world_path}: the robots' lasers must have one beam count and range, got {beam_counts} and {ranges}")
@@ -196,7 +198,8 @@ class NavigationFleet:
             laser = world.plugins.find(robot, task.laser)
         except Exception as error:  # noqa: BLE001 - EntityError or KeyError: say which in one line
             raise ValueError(f"{world_path}: the task's robot, drive or laser is missing: {error}") from None
-        if not isinstance(getattr(drive, "command", None), VelocityCommand) or not hasattr(laser, "scanner"):
+        if not (isinstance(drive, VelocityDriven) and isinstance(drive.command, TwistCommand)
+                and isinstance(laser, ScanSource) and isinstance(laser, RayCaster)):
             raise ValueError(f"{world_path}: {task.drive} must be a drive (with a velocity command) and {task.laser} a laser")
         if task.max_lateral > 0.0 and not drive.command.uses_lateral:
             raise ValueError(
@@ -278,6 +281,20 @@ class NavigationFleet:
         self._people.start_episode(index, rng)
         self._metrics.start_episode(index, start, heading)
 
+    def _set_commands(self, linear: np.ndarray, angular: np.ndarray, lateral: np.ndarray | None) -> None:
+        """Set every drive's command (m/s, rad/s), all or none: each value checked first."""
+        checks = [(linear, limits.SPEED, "linear"), (angular, limits.ANGULAR_SPEED, "angular")]
+        if lateral is not None:
+            checks.append((lateral, limits.SPEED, "lateral"))
+        for values, within, what in checks:
+            for value in values.tolist():
+                if not within.contains(value):
+                    raise ValueError(f"{what} command must be {within.describe()}, got {value!r}")
+        for index, command in enumerate(self._commands):
+            command.linear, command.angular = float(linear[index]), float(angular[index])
+            if lateral is not None:
+                command.lateral = float(lateral[index])
+
     def act(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Hold ``actions`` ((count, 2) in [-1, 1], finite: linear, angular; (count, 3) with the
         task's ``max_lateral``: linear, angular, lateral) for one control
@@ -292,10 +309,11 @@ class NavigationFleet:
             speed = np.hypot(linear, lateral)
             scale = np.where(speed > task.max_speed, task.max_speed / np.maximum(speed, 1e-300), 1.0)
             linear, lateral = linear * scale, lateral * scale
-        VelocityCommand.set_all(
-            self._commands, linear.tolist(), (actions[:, 1] * task.max_angular).tolist(),
-            None if lateral is None else lateral.tolist(),
-        )
+        angular = actions[:, 1] * task.max_angular
+        if self._bundled_commands:  # checked and set all at once
+            VelocityCommand.set_all(self._commands, linear.tolist(), angular.tolist(), None if lateral is None else lateral.tolist())
+        else:
+            self._set_commands(linear, angular, lateral)
         collided = np.zeros(self.count, dtype=bool)
         touched_person = np.zeros(self.count, dtype=bool)
         index = self._index

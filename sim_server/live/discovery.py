@@ -1,13 +1,13 @@
-"""What a live view finds among a world's model plugins, by what each offers (no plugin class is
-named, so plugins added later are found as long as they offer the same):
+"""What a live view finds among a world's model plugins, by the capabilities they offer
+(:mod:`sim_server.core.plugins.capabilities`; no plugin class or type name is named here, so a
+plugin of any package is found as long as it offers one):
 
-* a laser: ``scanner``, ``topic_name`` and ``last_scan_ns`` (its scans; a Range has a scanner but
-  no scans, and is none);
-* a camera: ``last_image``, ``topic_name`` and ``frame_pose``;
-* a drive's odometry: ``odometry`` that is ``enabled`` and has an ``odom_topic``;
-* a drive's velocity command: ``command`` with a string ``topic`` and ``linear`` and ``angular``
-  (m/s, rad/s) to set, as :class:`sim_plugins.velocity_command.VelocityCommand` offers (a drive
-  of any kind: differential, tricycle, Ackermann, omnidirectional ...).
+* a laser: a :class:`~sim_server.core.plugins.capabilities.ScanSource`;
+* a camera: an :class:`~sim_server.core.plugins.capabilities.ImageSource`;
+* a drive's odometry: an :class:`~sim_server.core.plugins.capabilities.OdometrySource` with a
+  stream (its noisy odometry, then its ground truth);
+* a drive's velocity command: a :class:`~sim_server.core.plugins.capabilities.VelocityDriven`'s
+  ``command`` (a drive of any kind: differential, tricycle, Ackermann, omnidirectional ...).
 
 The sensors a view feeds (:mod:`sim_server.live.sensors`), the drives the viewer drives
 (:mod:`sim_server.live.teleop`) and the layout's topics (:mod:`sim_server.live.layout`) are found
@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sim_server.core.format.entity_names import PRIVATE_MARK, SERVER_NODE_NAME
+from sim_server.core.plugins.capabilities import ImageSource, OdometrySource, ScanSource, TwistCommand, VelocityDriven
 
 if TYPE_CHECKING:
     from sim_server.core.world import World
@@ -41,25 +42,24 @@ def world_plugins(world: "World") -> list[Any]:
 
 
 def sensor_kind(plugin: Any) -> str | None:
-    """What sensor ``plugin`` is (:data:`LASER`, :data:`CAMERA` or :data:`ODOMETRY`, by what it
-    offers), or None."""
-    if hasattr(plugin, "scanner") and hasattr(plugin, "topic_name") and hasattr(plugin, "last_scan_ns"):
+    """What sensor ``plugin`` is (:data:`LASER`, :data:`CAMERA` or :data:`ODOMETRY`, by the
+    capability it offers), or None."""
+    if isinstance(plugin, ScanSource):
         return LASER
-    if hasattr(plugin, "last_image") and hasattr(plugin, "topic_name") and hasattr(plugin, "frame_pose"):
+    if isinstance(plugin, ImageSource):
         return CAMERA
-    odometry = getattr(plugin, "odometry", None)
-    if odometry is not None and getattr(odometry, "enabled", False) and hasattr(odometry, "odom_topic"):
+    if isinstance(plugin, OdometrySource) and plugin.odometry_streams():
         return ODOMETRY
     return None
 
 
-def drive_command(plugin: Any) -> Any | None:
-    """The velocity command of ``plugin`` when it is a drive (its ``command`` offers a string
-    ``topic``, ``linear`` and ``angular``), else None."""
-    command = getattr(plugin, "command", None)
-    if command is None or not isinstance(getattr(command, "topic", None), str):
+def drive_command(plugin: Any) -> TwistCommand | None:
+    """The velocity command of ``plugin`` when it is a drive (a :class:`VelocityDriven` whose
+    command is a :class:`TwistCommand` with a string topic), else None."""
+    if not isinstance(plugin, VelocityDriven):
         return None
-    return command if hasattr(command, "linear") and hasattr(command, "angular") else None
+    command = plugin.command
+    return command if isinstance(command, TwistCommand) and isinstance(command.topic, str) else None
 
 
 def drive_commands(world: "World") -> dict[str, list[Any]]:
@@ -78,5 +78,10 @@ def sensor_topics(world: "World", kind: str) -> list[str]:
     topics = set()
     for plugin in world_plugins(world):
         if sensor_kind(plugin) == kind:
-            topics.add(absolute_topic(plugin.odometry.odom_topic if kind == ODOMETRY else plugin.topic_name))
+            if kind == LASER:
+                topics.add(absolute_topic(plugin.scan_topic))
+            elif kind == CAMERA:
+                topics.add(absolute_topic(plugin.image_topic))
+            else:
+                topics.add(absolute_topic(plugin.odometry_streams()[0].topic))
     return sorted(topics)

@@ -1,14 +1,16 @@
 """The sensors a live view feeds, each on its own channel: lasers, cameras and the drives'
-odometry, found among a world's model plugins by what they offer (:mod:`sim_server.live.discovery`).
+odometry, found among a world's model plugins by the capabilities they offer
+(:mod:`sim_server.live.discovery`, :mod:`sim_server.core.plugins.capabilities`).
 
-* a laser (``scanner``, ``last_ranges``, ``last_scan_ns``, ``topic_name``, ``frame_id``): every
-  scan, as ``foxglove.LaserScan`` or, with ROS 2 encoding, sensor_msgs/LaserScan;
-* a camera (``last_image``, ``last_time_ns``, ``topic_name``, ``frame_id``): every picture, as
-  ``foxglove.RawImage`` (rgb8) or sensor_msgs/Image;
-* a drive's odometry (``odometry``: its noisy odometry and ground truth): nav_msgs/Odometry on
-  the drive's two topics, the newest at each update (Foxglove's 3D panel draws its pose).
+* a laser (a ``ScanSource``): every scan, as ``foxglove.LaserScan`` or, with ROS 2 encoding,
+  sensor_msgs/LaserScan;
+* a camera (an ``ImageSource``): every picture, as ``foxglove.RawImage`` (rgb8) or
+  sensor_msgs/Image;
+* a drive's odometry (an ``OdometrySource``: its noisy odometry and ground truth):
+  nav_msgs/Odometry on the drive's topics, the newest at each update (Foxglove's 3D panel draws
+  its pose).
 
-Lasers and cameras scan and render for the view while it listens (their ``view_listening``).
+Sensors that work only while someone listens (``DemandDriven``) are told while the view listens.
 Units: metres, radians; stamps are sim time in nanoseconds.
 """
 
@@ -21,6 +23,7 @@ import foxglove
 from foxglove.channels import LaserScanChannel, RawImageChannel
 from foxglove.messages import RawImage
 
+from sim_server.core.plugins.capabilities import DemandDriven, ImageSource, OdometrySource, ScanSource
 from sim_server.live.discovery import CAMERA, LASER, absolute_topic, sensor_kind
 from sim_server.live.ros2_messages import (
     MESSAGE_ENCODING, SCHEMA_ENCODING, SCHEMAS, LaserScanCdr, image_cdr, odometry_cdr, stamp_cdr,
@@ -48,7 +51,7 @@ def ros2_channel(topic: str, type_name: str, context: foxglove.Context) -> foxgl
 class Source:
     """One sensor's channel: ``made()`` is the sim time (ns) of its newest data (-1: none yet),
     ``message(now)`` that data as the channel's message; ``plugin`` is told when the view listens
-    (if it has ``view_listening``)."""
+    (if it is ``DemandDriven``)."""
 
     plugin: Any
     topic: str
@@ -58,6 +61,10 @@ class Source:
     sent_ns: int = -1
     #: Whether new data is sent as it comes (scans, pictures), not only at updates.
     streamed: bool = True
+
+    def __post_init__(self) -> None:
+        #: Whether the plugin works only while someone listens, and is told (asked once).
+        self.demand_driven = isinstance(self.plugin, DemandDriven)
 
     def send_new(self) -> None:
         """The newest data, if it is newer than the last sent."""
@@ -69,77 +76,84 @@ class Source:
                 self.channel.log(message, log_time=made)
 
 
-def laser_source(plugin: Any, context: foxglove.Context, ros2: bool, rename: Rename = _same) -> Source:
-    topic = absolute_topic(plugin.topic_name)
-    frame = rename(plugin, plugin.frame_id)
+def laser_source(plugin: ScanSource, context: foxglove.Context, ros2: bool, rename: Rename = _same) -> Source:
+    topic = absolute_topic(plugin.scan_topic)
+    frame = rename(plugin, plugin.scan_mount.frame_id)
+    layout = plugin.scan_layout
     if ros2:
-        cdr = LaserScanCdr(frame, plugin.angle_min, plugin.angle_max, plugin.angle_increment, 0.0, plugin.range)
+        cdr = LaserScanCdr(frame, layout.angle_min, layout.angle_max, layout.angle_increment, 0.0, layout.range_max)
 
         def message() -> Any:
-            if plugin.last_ranges is None:
+            scan = plugin.latest_scan
+            if scan is None:
                 return None
-            intensities = plugin.last_intensities
-            return cdr.serialize(stamp_cdr(plugin.last_scan_ns), plugin.last_ranges.astype("<f4").tobytes(),
+            intensities = scan.intensities
+            return cdr.serialize(stamp_cdr(scan.stamp_ns), scan.ranges.astype("<f4").tobytes(),
                                  None if intensities is None else intensities.astype("<f4").tobytes())
 
         channel = ros2_channel(topic, "sensor_msgs/msg/LaserScan", context)
     else:
         def message() -> Any:
-            if plugin.last_ranges is None:
+            scan = plugin.latest_scan
+            if scan is None:
                 return None
-            return laser_scan(plugin.last_ranges, plugin.scanner.local_angles, frame, plugin.last_scan_ns)
+            return laser_scan(scan.ranges, layout.angles, frame, scan.stamp_ns)
 
         channel = LaserScanChannel(topic, context=context)
-    return Source(plugin, topic, channel, lambda: plugin.last_scan_ns, message)
-
-
-def camera_source(plugin: Any, context: foxglove.Context, ros2: bool, rename: Rename = _same) -> Source:
-    topic = absolute_topic(plugin.topic_name)
-    frame = rename(plugin, plugin.frame_id)
 
     def made() -> int:
-        return -1 if plugin.last_time_ns is None else plugin.last_time_ns
+        scan = plugin.latest_scan
+        return -1 if scan is None else scan.stamp_ns
+
+    return Source(plugin, topic, channel, made, message)
+
+
+def camera_source(plugin: ImageSource, context: foxglove.Context, ros2: bool, rename: Rename = _same) -> Source:
+    topic = absolute_topic(plugin.image_topic)
+    frame = rename(plugin, plugin.image_mount.frame_id)
+
+    def made() -> int:
+        picture = plugin.latest_picture
+        return -1 if picture is None else picture.stamp_ns
 
     def message() -> Any:
-        image = plugin.last_image
-        if image is None:
+        picture = plugin.latest_picture
+        if picture is None:
             return None
+        image = picture.pixels
         height, width = image.shape[:2]
         if ros2:
-            return image_cdr(plugin.last_time_ns, frame, image.tobytes(), width, height)
-        return RawImage(timestamp=stamp(plugin.last_time_ns), frame_id=frame, width=width, height=height,
+            return image_cdr(picture.stamp_ns, frame, image.tobytes(), width, height)
+        return RawImage(timestamp=stamp(picture.stamp_ns), frame_id=frame, width=width, height=height,
                         encoding="rgb8", step=width * RGB, data=image.tobytes())
 
     channel = ros2_channel(topic, "sensor_msgs/msg/Image", context) if ros2 else RawImageChannel(topic, context=context)
     return Source(plugin, topic, channel, made, message)
 
 
-def odometry_sources(plugin: Any, context: foxglove.Context, rename: Rename = _same) -> list[Source]:
-    """The noisy odometry and the ground truth of a drive (nav_msgs/Odometry either way: the
-    Foxglove SDK has no well-known odometry, and Foxglove draws this one)."""
-    odometry = plugin.odometry
-    child = rename(plugin, odometry.child_frame_id)
+def odometry_sources(plugin: OdometrySource, context: foxglove.Context, rename: Rename = _same) -> list[Source]:
+    """The odometry streams of a drive (its noisy odometry and its ground truth), as
+    nav_msgs/Odometry either way: the Foxglove SDK has no well-known odometry, and Foxglove
+    draws this one."""
     sources = []
-    for topic, frame, state, covariances in (
-        (odometry.odom_topic, rename(plugin, odometry.odom_frame_id), lambda: odometry.last_odometry,
-         (odometry.pose_covariance, odometry.twist_covariance)),
-        (odometry.truth_topic, rename(plugin, odometry.ground_truth_frame_id), lambda: odometry.last_truth,
-         ((0.0,) * 36, (0.0,) * 36)),
-    ):
-        def made(state=state) -> int:
-            last = state()
+    for stream in plugin.odometry_streams():
+        frame, child = rename(plugin, stream.frame_id), rename(plugin, stream.child_frame_id)
+
+        def made(stream=stream) -> int:
+            last = stream.latest()
             return -1 if last is None else last.stamp_ns
 
-        def message(state=state, frame=frame, covariances=covariances) -> Any:
-            last = state()
+        def message(stream=stream, frame=frame, child=child) -> Any:
+            last = stream.latest()
             if last is None:
                 return None
             pose = last.pose
             return odometry_cdr(last.stamp_ns, frame, child, pose.x, pose.y, pose.theta, last.vx, last.vy,
-                                last.wz, *covariances)
+                                last.wz, stream.pose_covariance, stream.twist_covariance)
 
-        sources.append(Source(plugin, absolute_topic(topic), ros2_channel(absolute_topic(topic), "nav_msgs/msg/Odometry", context), made,
-                              message, streamed=False))
+        topic = absolute_topic(stream.topic)
+        sources.append(Source(plugin, topic, ros2_channel(topic, "nav_msgs/msg/Odometry", context), made, message,
+                              streamed=False))
     return sources
 
 
@@ -181,24 +195,23 @@ class Sensors:
 
     def transforms(self) -> list[PlanarTransform]:
         """The sensors' fixed frames: each laser's and camera's on its body, each drive's
-        odometry frame on the world (identity: its odometry is the world pose plus noise)."""
+        odometry frames on the world (identity: its odometry is the world pose plus noise)."""
         transforms: list[PlanarTransform] = []
         odometry_frames = set()
         for sources in self.by_plugin.values():
             plugin = sources[0].plugin
             kind = sensor_kind(plugin)
             name = self._rename
-            if kind == LASER:
-                o = plugin.origin
-                transforms.append((name(plugin, plugin.body_frame_id), name(plugin, plugin.frame_id), o.x, o.y, o.theta,
-                                   bool(plugin.upside_down)))
-            elif kind == CAMERA:
-                pose = plugin.frame_pose()
-                transforms.append((name(plugin, plugin.body_frame_id), name(plugin, plugin.frame_id), pose.x, pose.y,
-                                   pose.theta, True))
+            if kind in (LASER, CAMERA):
+                mount = plugin.scan_mount if kind == LASER else plugin.image_mount
+                pose = mount.pose
+                transforms.append((name(plugin, mount.parent_frame_id), name(plugin, mount.frame_id), pose.x, pose.y,
+                                   pose.theta, bool(mount.flipped)))
             else:
-                odometry = plugin.odometry
-                if odometry.odom_frame_id != odometry.ground_truth_frame_id:
-                    odometry_frames.add((name(plugin, odometry.ground_truth_frame_id), name(plugin, odometry.odom_frame_id)))
+                streams = plugin.odometry_streams()
+                for truth in (stream for stream in streams if stream.ground_truth):
+                    for stream in streams:
+                        if not stream.ground_truth and stream.frame_id != truth.frame_id:
+                            odometry_frames.add((name(plugin, truth.frame_id), name(plugin, stream.frame_id)))
         transforms.extend((parent, child, 0.0, 0.0, 0.0, False) for parent, child in sorted(odometry_frames))
         return transforms

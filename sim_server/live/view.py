@@ -367,8 +367,8 @@ class LiveView:
         listened = {id(source.plugin) for feed in self._feeds for source in feed.listened}
         for feed in self._feeds:
             for source in feed.sensors():
-                if hasattr(source.plugin, "view_listening"):
-                    source.plugin.view_listening = id(source.plugin) in listened
+                if source.demand_driven:
+                    source.plugin.demanded = id(source.plugin) in listened
 
     def publish(self) -> None:
         """Send sim time, the scene, the transforms and the new scans now (each only where
@@ -405,8 +405,8 @@ class LiveView:
     def _stop_wanting_scans(self) -> None:
         for feed in self._feeds:
             for source in feed.sensors():
-                if hasattr(source.plugin, "view_listening"):
-                    source.plugin.view_listening = False
+                if source.demand_driven:
+                    source.plugin.demanded = False
 
     # ------------------------------------------------------------------ the end
     def close(self) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sim_server.core.plugins.capabilities import ScanSource
 from sim_server.rendering.renderer import Overlay, rgba
 
 if TYPE_CHECKING:
@@ -26,19 +27,21 @@ MAX_TRAIL_POINTS = 20_000
 
 
 def laser_rays(world: "World") -> Overlay:
-    """A ray from each laser to each point its last scan hit (misses are not drawn). A laser is
-    any plugin with a ``scanner`` (:class:`~sim_server.core.sensing.laser_scanner.LaserScanner`) and
-    ``last_ranges``, as :class:`sim_plugins.laser.Laser`; the rays start where the laser is now."""
+    """A ray from each laser (a plugin offering
+    :class:`~sim_server.core.plugins.capabilities.ScanSource`) to each point its last scan hit
+    (misses are not drawn); the rays start where the laser is now."""
     batches = []
     for model in world.all_models():
         for plugin in world.plugins.plugins_of(model):
-            scanner, ranges = getattr(plugin, "scanner", None), getattr(plugin, "last_ranges", None)
-            if ranges is None or not hasattr(scanner, "local_angles"):
+            if not isinstance(plugin, ScanSource):
                 continue
-            hit = np.isfinite(ranges)
-            pose = scanner.pose()
-            angles = pose.theta + scanner.local_angles[hit]
-            lengths = ranges[hit].astype(np.float64)
+            scan = plugin.latest_scan
+            if scan is None:
+                continue
+            hit = np.isfinite(scan.ranges)
+            pose = plugin.sensor_pose()
+            angles = pose.theta + plugin.scan_layout.angles[hit]
+            lengths = scan.ranges[hit].astype(np.float64)
             rays = np.empty((len(lengths), 4))
             rays[:, 0], rays[:, 1] = pose.x, pose.y
             rays[:, 2] = pose.x + lengths * np.cos(angles)

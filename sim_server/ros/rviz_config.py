@@ -8,15 +8,20 @@ Kilted writes it) with
 * MarkerArray displays of the server's all-layers and all-models topics
   (``<namespace>/<node>/debug/layers`` and ``.../debug/models``, transient local), whose
   marker namespaces (one per layer, one per model) switch entities on and off;
-* one LaserScan display per ``Laser`` plugin of the world's models, on the topic the plugin
-  publishes (its ``topic``, ``scan`` by default, in the model's namespace, resolved against the
-  server node's namespace as rclpy does); the first :data:`ENABLED_SENSOR_DISPLAYS` are on;
-* one Range display per ``Range`` plugin (its cone, on its ``topic``, ``range`` by default),
-  the first :data:`ENABLED_SENSOR_DISPLAYS` on;
-* one Odometry display per drive plugin (DiffDrive, TricycleDrive, AckermannDrive, OmniDrive), on
-  its ``odom_pub`` topic (``odometry/filtered``), switched off: the footprints already show where
-  the robots are; turn one on to see where a robot's (noisy) odometry believes it is. (RViz's
-  default plugins have no display of ``sensor_msgs/Imu``: an ``Imu``'s frame shows in TF.)
+* a display per topic the models' plugins advertise (each plugin class says what it publishes
+  for its configuration: :class:`~sim_server.core.plugins.capabilities.Advertiser`; a plugin of
+  any package is shown as long as its class says so), on the topic resolved in the model's
+  namespace against the server node's namespace as rclpy does:
+
+  - a LaserScan display per scan topic (``Laser``: its ``topic``, ``scan`` by default); the first
+    :data:`ENABLED_SENSOR_DISPLAYS` are on;
+  - an Image display per camera (``Camera``: ``image_raw``);
+  - a Range display per range topic (``Range``: its cone, ``range``), the first
+    :data:`ENABLED_SENSOR_DISPLAYS` on;
+  - an Odometry display per odometry topic (the drives: ``odom_pub``, ``odometry/filtered``),
+    switched off: the footprints already show where the robots are; turn one on to see where a
+    robot's (noisy) odometry believes it is. (RViz's default plugins have no display of
+    ``sensor_msgs/Imu``: an ``Imu``'s frame shows in TF.)
 * a top-down orthographic view (TopDownOrtho) centred on the world and zoomed so that the
   extent of every layer's map (an image's ``resolution`` x its size in pixels from ``origin``, a
   line-segment file's segments), every model's starting position and every level's box fits the
@@ -55,7 +60,13 @@ from sim_server.core.format.model_file import ModelSpec, load_model_file
 from sim_server.core.format.world_file import WorldSpec, load_world_file
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.format.yaml_reader import YamlReader, load_yaml_file, resolve_path
+from sim_server.core.format.model_file import PluginSpec
 from sim_server.core.geometry import Pose2D
+from sim_server.core.plugins import MODEL_PLUGIN_GROUP, ModelPlugin
+from sim_server.core.plugins.capabilities import (
+    CAMERA_DISPLAY, DISPLAY_KINDS, LASER_DISPLAY, ODOMETRY_DISPLAY, RANGE_DISPLAY, Advertised, Advertiser,
+)
+from sim_server.core.plugins.manager import plugin_class_of
 from sim_server.ros.names import ALL_LAYERS_TOPIC, ALL_MODELS_TOPIC, PEDESTRIAN_MARKERS_TOPIC
 
 #: Default window size (pixels).
@@ -78,10 +89,6 @@ ENABLED_SENSOR_DISPLAYS = 10
 #: Line width (pixels) :func:`line_width_for` aims at.
 READABLE_LINE_PIXELS = 2.0
 
-LASER_TYPE = "Laser"
-CAMERA_TYPE = "Camera"
-RANGE_TYPE = "Range"
-DRIVE_TYPES = ("DiffDrive", "TricycleDrive", "AckermannDrive", "OmniDrive")
 #: Colour of the Range displays' cones.
 RANGE_COLOR = "255; 200; 0"
 #: Colours of the LaserScan displays, in turn.
@@ -211,11 +218,20 @@ def expand_topic(topic: str, node_name: str, namespace: str) -> str:
     return f"{namespace.rstrip('/')}/{topic}"
 
 
-def _string(spec_config: Mapping[str, Any], key: str, default: str, where: str) -> str:
-    value = spec_config.get(key, default)
-    if not isinstance(value, str):
-        raise ConfigError(f'{where}: key "{key}" must be a string, got {value!r}')
-    return value
+def _advertised(plugin: PluginSpec, where: str) -> list[Advertised]:
+    """What a model's plugin says it publishes (:class:`~sim_server.core.plugins.capabilities.Advertiser`);
+    nothing for a plugin class that says nothing or cannot be loaded (the server reports that)."""
+    try:
+        plugin_class = plugin_class_of(plugin, MODEL_PLUGIN_GROUP, ModelPlugin, f'plugin "{plugin.name}"')
+    except ConfigError:
+        return []
+    if not isinstance(plugin_class, Advertiser):
+        return []
+    try:
+        offers = plugin_class.advertised(plugin.config)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: key {one_line(str(exc))}") from None
+    return [offer for offer in offers if offer.kind in DISPLAY_KINDS]
 
 
 def summarize_world(
@@ -253,22 +269,9 @@ def summarize_world(
                 model = models[entry.model_path] = load_model_file(entry.model_path, preprocessor)
             for plugin in model.plugins:
                 where = f"{plugin.source}: {plugin.location}"
-                if plugin.plugin_type == LASER_TYPE:
-                    topic = _string(plugin.config, "topic", "scan", where)
-                elif plugin.plugin_type == CAMERA_TYPE:
-                    topic = _string(plugin.config, "topic", "image_raw", where)
-                elif plugin.plugin_type == RANGE_TYPE:
-                    topic = _string(plugin.config, "topic", "range", where)
-                elif plugin.plugin_type in DRIVE_TYPES:
-                    enabled = plugin.config.get("enable_odom_pub", True)
-                    if enabled is False:
-                        continue
-                    topic = _string(plugin.config, "odom_pub", "odometry/filtered", where)
-                else:
-                    continue
-                full = expand_topic(plugin_topic(entry.namespace, topic), node_name, namespace)
-                kind = {LASER_TYPE: "laser", CAMERA_TYPE: "camera", RANGE_TYPE: "range"}.get(plugin.plugin_type, "odometry")
-                summary.sensors.append(SensorTopic(kind, entry.name, plugin.name, full))
+                for offer in _advertised(plugin, where):
+                    full = expand_topic(plugin_topic(entry.namespace, offer.topic), node_name, namespace)
+                    summary.sensors.append(SensorTopic(offer.kind, entry.name, plugin.name, full))
         except ConfigError as exc:
             raise ConfigError(f"{spec.path}: {entry.location}: {exc}") from None
     summary.extent = extent
@@ -418,18 +421,18 @@ def rviz_config(
             })
 
     sensor_displays(
-        "laser", "LaserScan", "Scan", "Best Effort", True, **{
+        LASER_DISPLAY, "LaserScan", "Scan", "Best Effort", True, **{
             "Alpha": 1, "Color": lambda index: SCAN_COLORS[index % len(SCAN_COLORS)], "Color Transformer": "FlatColor",
             "Decay Time": 0, "Position Transformer": "XYZ", "Selectable": True, "Size (Pixels)": 3, "Size (m)": 0.05,
             "Style": "Points", "Use Fixed Frame": True,
         })
     sensor_displays(
-        "camera", "Image", "Camera", "Reliable", True,
+        CAMERA_DISPLAY, "Image", "Camera", "Reliable", True,
         **{"Max Value": 1, "Median window": 5, "Min Value": 0, "Normalize Range": False},
     )
-    sensor_displays("range", "Range", "Range", "Best Effort", True, **{"Alpha": 0.5, "Buffer Length": 1, "Color": RANGE_COLOR})
+    sensor_displays(RANGE_DISPLAY, "Range", "Range", "Best Effort", True, **{"Alpha": 0.5, "Buffer Length": 1, "Color": RANGE_COLOR})
     sensor_displays(
-        "odometry", "Odometry", "Odometry", "Best Effort", False, **{
+        ODOMETRY_DISPLAY, "Odometry", "Odometry", "Best Effort", False, **{
             "Angle Tolerance": 0.1, "Covariance": {"Value": False}, "Keep": 1, "Position Tolerance": 0.1,
             "Shape": {
                 "Alpha": 1, "Color": "255; 25; 0", "Head Length": 0.15, "Head Radius": 0.08, "Shaft Length": 0.5,

@@ -49,12 +49,15 @@ def test_the_bundled_plugins_are_found_as_what_they_are(tmp_path: Path) -> None:
 
 
 class _Command:
-    """A velocity command of another make than sim_plugins' (what a drive of a new kind may carry)."""
+    """A velocity command of another make than sim_plugins' (what a drive of a new kind may carry:
+    a TwistCommand)."""
 
     def __init__(self, topic: Any) -> None:
         self.topic = topic
         self.linear = 0.0
         self.angular = 0.0
+        self.lateral = 0.0
+        self.uses_lateral = False
 
 
 class OmniDrive:
@@ -83,9 +86,10 @@ class _StandInWorld:
 def test_a_drive_of_a_new_kind_is_found_and_driven() -> None:
     omni, twin = OmniDrive("omni/cmd_vel"), OmniDrive("/omni/cmd_vel")
     not_drives = [SimpleNamespace(command=None), SimpleNamespace(command=SimpleNamespace(topic="a", linear=0.0)),
-                  SimpleNamespace(command=_Command(7)), SimpleNamespace(topic_name="scan")]
+                  SimpleNamespace(command=_Command(7)), SimpleNamespace(topic_name="scan"),
+                  SimpleNamespace(command=SimpleNamespace(topic="a", linear=0.0, angular=0.0))]  # no lateral: not a TwistCommand
     world: Any = _StandInWorld({"omni1": [omni], "omni2": [twin], "other": not_drives})
-    assert [drive_command(p) for p in not_drives] == [None] * 4
+    assert [drive_command(p) for p in not_drives] == [None] * 5
     assert drive_commands(world) == {"/omni/cmd_vel": [omni.command, twin.command]}  # one topic, two drives
     assert world_topics(world) == ([], [], ["/omni/cmd_vel"])
     assert world_layout(world)["configById"]["Teleop!sim"]["topic"] == "/omni/cmd_vel"

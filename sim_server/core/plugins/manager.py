@@ -86,7 +86,27 @@ def _overrides_batch(plugin_class: type, hook: str) -> bool:
 
 
 def load_plugin_class(spec: PluginSpec, group: str, base: type[Plugin], describe: str) -> type[Plugin]:
-    """The class registered as ``spec.plugin_type`` in ``group`` (a :class:`ConfigError` if unusable)."""
+    """The class registered as ``spec.plugin_type`` in ``group``, prepared (a :class:`ConfigError`
+    if unusable)."""
+    where = f"{spec.source}: {spec.location}: {describe}"
+    plugin_class = plugin_class_of(spec, group, base, describe)
+    if plugin_class not in _PREPARED:
+        entry_point = available_plugin_types(group)[spec.plugin_type]
+        try:
+            plugin_class.prepare()
+        except PLUGIN_FAILURES as exc:
+            LOGGER.debug("plugin class failed to prepare", exc_info=True)
+            raise ConfigError(
+                f"{where}: {entry_point.value} cannot be prepared: {type(exc).__name__}: {one_line(str(exc))}"
+            ) from None
+        _PREPARED.add(plugin_class)
+    return plugin_class
+
+
+def plugin_class_of(spec: PluginSpec, group: str, base: type[Plugin], describe: str) -> type[Plugin]:
+    """The class registered as ``spec.plugin_type`` in ``group``, imported and checked (a subclass
+    of ``base`` written for this API) but not prepared: what it offers can be asked without
+    compiling anything. A :class:`ConfigError` naming the entry (``describe``) if unusable."""
     where = f"{spec.source}: {spec.location}: {describe}"
     entry_point = available_plugin_types(group).get(spec.plugin_type)
     if entry_point is None:
@@ -105,15 +125,6 @@ def load_plugin_class(spec: PluginSpec, group: str, base: type[Plugin], describe
         raise ConfigError(
             f"{where}: written for plugin API version {version}, this simulator provides {PLUGIN_API_VERSION}"
         )
-    if plugin_class not in _PREPARED:
-        try:
-            plugin_class.prepare()
-        except PLUGIN_FAILURES as exc:
-            LOGGER.debug("plugin class failed to prepare", exc_info=True)
-            raise ConfigError(
-                f"{where}: {entry_point.value} cannot be prepared: {type(exc).__name__}: {one_line(str(exc))}"
-            ) from None
-        _PREPARED.add(plugin_class)
     return plugin_class
 
 
