@@ -1,12 +1,14 @@
 """The learning environments with the other drives: an OmniDrive robot learns with three-valued
 actions (linear, angular, lateral) and observes its sideways speed; an AckermannDrive car with
 the usual pair (its angular command is the steering angle); a robot that cannot slide refuses a
-task with sideways actions, in one line."""
+task with sideways actions, in one line; a drive of another package, whose command is its own, is
+driven through the TwistCommand protocol."""
 
 from __future__ import annotations
 
 import math
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,7 @@ LASER = """  - type: Laser
 ROBOTS = {
     "omni": "  - {type: OmniDrive, name: drive, body: base, pub_rate: 10}\n",
     "car": "  - {type: AckermannDrive, name: drive, body: base, wheelbase: 0.3, max_steer_angle: 0.6}\n",
+    "glide": "  - {type: Glide, name: drive, body: base}\n",  # test_glide_plugins' (installed by its test)
 }
 
 
@@ -111,3 +114,58 @@ def test_a_robot_that_cannot_slide_refuses_sideways_actions_in_one_line() -> Non
     for bad in (-0.1, math.nan, 2e4):
         with pytest.raises(ValueError, match="max_lateral"):
             NavigationTask(max_lateral=bad)
+
+
+GLIDE_MODULE = '''
+"""A drive of another package: it sets its body's velocities from a command of its own make."""
+
+import math
+
+from sim_server.core.plugins import ModelPlugin
+
+
+class GlideCommand:
+    """A TwistCommand that is not sim_plugins' VelocityCommand."""
+
+    def __init__(self, topic):
+        self.topic, self.linear, self.angular, self.lateral, self.uses_lateral = topic, 0.0, 0.0, 0.0, False
+
+
+class Glide(ModelPlugin):
+    def on_initialize(self, config):
+        self.body = self.model.bodies[config.get_name("body")].physics_body
+        self.command = GlideCommand(self.context.topic("cmd_vel"))
+
+    def before_physics_step(self, time):
+        heading = self.body.angle
+        self.body.linearVelocity = (self.command.linear * math.cos(heading), self.command.linear * math.sin(heading))
+        self.body.angularVelocity = self.command.angular
+'''
+
+
+def test_a_drive_of_another_package_is_driven_by_its_command(tmp_path: Path, monkeypatch) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "test_glide_plugins.py").write_text(GLIDE_MODULE)
+    info = site / "test_glide_plugins-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: test-glide-plugins\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[sim_server.model_plugins]\nGlide = test_glide_plugins:Glide\n")
+    monkeypatch.syspath_prepend(str(site))
+    env = NavigationEnv(_world(tmp_path, "glide"), task=NavigationTask())
+    try:
+        env.reset(seed=3)
+        drive = env.fleet.drives[0]
+        assert type(drive.command).__name__ == "GlideCommand"
+        start = env.fleet.robots[0].pose
+        env.step(np.array([1.0, 0.5]))
+        task = env.fleet.task
+        assert (drive.command.linear, drive.command.angular) == (task.max_linear, 0.5 * task.max_angular)
+        moved = env.fleet.robots[0].pose
+        assert math.hypot(moved.x - start.x, moved.y - start.y) > 0.01
+        with pytest.raises(ValueError, match="angular command must be"):
+            env.fleet.act(np.array([[0.0, 1e9]]))  # all or none: nothing set
+        assert (drive.command.linear, drive.command.angular) == (task.max_linear, 0.5 * task.max_angular)
+    finally:
+        env.close()
+        sys.modules.pop("test_glide_plugins", None)
