@@ -32,9 +32,8 @@ from typing import Sequence
 
 import numpy as np
 
-from sim_server.core import limits as bounds
-from sim_server.core.motion import drive_kernels
-from sim_server.core.plugins import YamlReader
+from sim_server.core.plugins import YamlReader, limits as bounds
+from sim_server.core.plugins.services import drive_kernels
 from sim_plugins.common import read_dynamics
 from sim_plugins.planar_drive import PlanarDrive, PlanarDriveBatch
 

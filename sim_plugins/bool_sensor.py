@@ -30,7 +30,7 @@ class BoolSensor(ModelPlugin):
         if self.context.ros_node is not None:
             from std_msgs.msg import Bool
 
-            from sim_server.ros.subscriber_check import SubscriberCheck
+            from sim_server.ros.plugin_support import SubscriberCheck
 
             self._message = Bool()
             self._publisher = self.context.ros_node.create_publisher(Bool, self.context.topic(topic), 10)

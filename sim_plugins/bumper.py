@@ -58,7 +58,7 @@ class Bumper(ModelPlugin):
         if self.context.ros_node is not None:
             from sim_msgs.msg import Collision, Collisions, Vector2
 
-            from sim_server.ros.conversions import time_msg
+            from sim_server.ros.plugin_support import time_msg
 
             self._types = (Collision, Collisions, Vector2)
             self._time_msg = time_msg

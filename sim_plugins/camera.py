@@ -31,14 +31,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from sim_server.core import limits as bounds
-from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
+from sim_server.core.plugins import (
+    ImageDatapack, ModelPlugin, Pose2D, TimeKeeper, UpdateTimer, YamlReader, limits as bounds,
+)
 from sim_server.core.plugins.capabilities import CAMERA_DISPLAY, Advertised, Picture, SensorMount, configured_string
-from sim_server.core.state import SCOPE, ImageDatapack
-from sim_server.rendering import Renderer, View
-from sim_server.rendering.raster import warm_up as prepare_rasterizer
-from sim_server.rendering.renderer import MIN_VIEW_SIZE
+from sim_server.core.plugins.services import (
+    MIN_VIEW_SIZE, SCOPE, Renderer, View, prepare_pictures,
+)
 from sim_plugins.common import body_of, sensor_parent_frame
 
 DEFAULT_CAMERA_RATE = 10.0
@@ -63,7 +62,7 @@ class Camera(ModelPlugin):
     @classmethod
     def prepare(cls) -> None:
         """The compiled rasterizer, ready before the first picture (levels bring cameras in steps)."""
-        prepare_rasterizer()
+        prepare_pictures()
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_name("body")
@@ -105,9 +104,7 @@ class Camera(ModelPlugin):
     def _setup_ros(self, node) -> None:
         from sensor_msgs.msg import Image
 
-        from sim_server.ros.conversions import set_stamp
-        from sim_server.ros.subscriber_check import SubscriberCheck
-        from sim_server.ros.tf_broadcast import broadcaster_for, transform
+        from sim_server.ros.plugin_support import SubscriberCheck, broadcaster_for, set_stamp, transform
 
         self._set_stamp = set_stamp
         self._publisher = node.create_publisher(Image, self.topic_name, IMAGE_QUEUE_DEPTH)

@@ -7,16 +7,13 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from sim_server.core import limits as bounds
-from sim_server.core.format.entity_names import frame_problem
-from sim_server.core.geometry import offset_point_velocity
-from sim_server.core.motion.dynamics_limits import DynamicsLimits
-from sim_server.core.physics.body_memory import BodyBatch
-from sim_server.core.plugins import PluginContext, TimeKeeper, YamlReader
-from sim_server.core.random_streams import NormalStream, stream_key
+from sim_server.core.plugins import PluginContext, TimeKeeper, YamlReader, limits as bounds
+from sim_server.core.plugins.services import (
+    BodyBatch, DynamicsLimits, NormalStream, frame_problem, offset_point_velocity, stream_key,
+)
 
 if TYPE_CHECKING:
-    from sim_server.core.physics.model import Model, ModelBody
+    from sim_server.core.plugins.services import Model, ModelBody
 
 
 def body_of(model: "Model", config: YamlReader, name: str, key: str = "body") -> "ModelBody":

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 
-from sim_server.core.geometry import Pose2D, offset_point_velocity
-from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
+from sim_server.core.plugins import ModelPlugin, PluginBatch, Pose2D, TimeKeeper, YamlReader
+from sim_server.core.plugins.services import offset_point_velocity
 from sim_plugins.common import DriveBatch, DriveRecord, body_of, read_dynamics
 from sim_plugins.odometry import OdometryOffer, OdometryPublisher, odometry_transform, prepare_drive
 from sim_plugins.velocity_command import VelocityCommand
@@ -63,8 +63,7 @@ class DiffDrive(OdometryOffer, ModelPlugin):
         if node is not None:
             from geometry_msgs.msg import TwistStamped
 
-            from sim_server.ros.conversions import set_stamp
-            from sim_server.ros.subscriber_check import SubscriberCheck
+            from sim_server.ros.plugin_support import SubscriberCheck, set_stamp
 
             self._set_stamp = set_stamp
             if enable_twist:
@@ -184,7 +183,7 @@ class _Drives(DriveBatch):
         self.topics_listened = None
         topics = [topic for plugin in self.plugins if plugin._topics_listened for topic in plugin._topics_listened.publishers]
         if topics:
-            from sim_server.ros.subscriber_check import SubscriberCheck
+            from sim_server.ros.plugin_support import SubscriberCheck
 
             self.topics_listened = SubscriberCheck(*topics)
         #: :attr:`VelocityCommand.changes` when the commands were last read (-1: never).

@@ -11,10 +11,8 @@ and, as there is no noise model, its covariance is reported as zero and known.
 
 from __future__ import annotations
 
-from sim_server.core import limits as bounds
-from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
-from sim_server.core.sensing.geodesy import EnuToWgs84
+from sim_server.core.plugins import ModelPlugin, Pose2D, TimeKeeper, UpdateTimer, YamlReader, limits as bounds
+from sim_server.core.plugins.services import EnuToWgs84
 from sim_plugins.common import body_of, sensor_parent_frame
 
 DEFAULT_GPS_RATE = 10.0
@@ -45,9 +43,7 @@ class Gps(ModelPlugin):
         if node is not None:
             from sensor_msgs.msg import NavSatFix, NavSatStatus
 
-            from sim_server.ros.conversions import time_msg
-            from sim_server.ros.subscriber_check import SubscriberCheck
-            from sim_server.ros.tf_broadcast import broadcaster_for, transform
+            from sim_server.ros.plugin_support import SubscriberCheck, broadcaster_for, time_msg, transform
 
             self._time_msg = time_msg
             self._publisher = node.create_publisher(NavSatFix, self.context.topic(topic), GPS_QUEUE_DEPTH)

@@ -39,13 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from sim_server.core import limits as bounds
-from sim_server.core.geometry import Pose2D
-from sim_server.core.physics.body_memory import BodyBatch, memory_access_works
-from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
-from sim_server.core import random_streams
-from sim_server.core.compiled import jit
-from sim_server.core.random_streams import draw_normals, gather
+from sim_server.core.plugins import (
+    ModelPlugin, PluginBatch, Pose2D, TimeKeeper, UpdateTimer, YamlReader, limits as bounds,
+)
+from sim_server.core.plugins.services import BodyBatch, draw_normals, gather, jit, memory_access_works, random_streams
 from sim_plugins.common import BatchRecords, RecordSlot, body_of, plugin_stream, sensor_parent_frame
 
 IMU_QUEUE_DEPTH = 10
@@ -181,9 +178,7 @@ class Imu(ModelPlugin):
     def _setup_ros(self, node: Any, broadcast_tf: bool) -> None:
         from sensor_msgs.msg import Imu as ImuMessage
 
-        from sim_server.ros.conversions import set_stamp
-        from sim_server.ros.subscriber_check import SubscriberCheck
-        from sim_server.ros.tf_broadcast import broadcaster_for, transform
+        from sim_server.ros.plugin_support import SubscriberCheck, broadcaster_for, set_stamp, transform
 
         self._set_stamp = set_stamp
         self._publishers = (
@@ -401,7 +396,7 @@ class _ImuBatch:
         self.listened = None
         publishers = [publisher for plugin in self.plugins for publisher in plugin._publishers]
         if publishers:
-            from sim_server.ros.subscriber_check import SubscriberCheck
+            from sim_server.ros.plugin_support import SubscriberCheck
 
             self.listened = SubscriberCheck(*publishers)
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from sim_server.core import limits as bounds
-from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
+from sim_server.core.plugins import (
+    ModelPlugin, PluginBatch, Pose2D, TimeKeeper, UpdateTimer, YamlReader, limits as bounds,
+)
 from sim_server.core.plugins.capabilities import (
     LASER_DISPLAY, Advertised, Scan, ScanLayout, SensorMount, configured_string,
 )
-from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scene_of
+from sim_server.core.plugins.services import LaserScanner, prepare_rays, scan_all, scene_of
 from sim_plugins.common import body_of, plugin_rng, read_layer_bits, sensor_parent_frame
 
 #: Name of the layer whose walls reflect (intensity 255).
@@ -56,7 +56,7 @@ class Laser(ModelPlugin):
     @classmethod
     def prepare(cls) -> None:
         """The compiled ray caster, ready before the first laser (levels bring lasers in steps)."""
-        prepare()
+        prepare_rays()
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_name("body")
@@ -133,9 +133,7 @@ class Laser(ModelPlugin):
     def _setup_ros(self, node) -> None:
         from sensor_msgs.msg import LaserScan
 
-        from sim_server.ros.conversions import LaserScanCdr, stamp_cdr
-        from sim_server.ros.subscriber_check import SubscriberCheck
-        from sim_server.ros.tf_broadcast import broadcaster_for, transform
+        from sim_server.ros.plugin_support import LaserScanCdr, SubscriberCheck, broadcaster_for, stamp_cdr, transform
 
         self._stamp_cdr = stamp_cdr
         self._publisher = node.create_publisher(LaserScan, self.topic_name, SCAN_QUEUE_DEPTH)

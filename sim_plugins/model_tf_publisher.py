@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 
-from sim_server.core.format.entity_names import frame_problem
-from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins import ModelPlugin, TimeKeeper, UpdateTimer, YamlReader
+from sim_server.core.plugins.services import frame_problem
+from sim_server.core.plugins import ModelPlugin, Pose2D, TimeKeeper, UpdateTimer, YamlReader
 from sim_plugins.common import body_frame, body_of, check_transform
 
 
@@ -41,7 +40,7 @@ class ModelTfPublisher(ModelPlugin):
             check_transform(config, "world_frame_id", self.world_frame_id, self.reference_frame)
         self._tf = None
         if self.context.ros_node is not None:
-            from sim_server.ros.tf_broadcast import broadcaster_for, transform, update_transform
+            from sim_server.ros.plugin_support import broadcaster_for, transform, update_transform
 
             self._tf = broadcaster_for(self.context.ros_node)
             self._update = update_transform

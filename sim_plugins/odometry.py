@@ -17,12 +17,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from sim_server.core import limits as bounds
-from sim_server.core import random_streams
-from sim_server.core.geometry import Pose2D, to_body_frame
-from sim_server.core.motion import drive_kernels
-from sim_server.core.physics.body_memory import memory_access_works
-from sim_server.core.plugins import PluginContext, UpdateTimer, YamlReader
+from sim_server.core.plugins import PluginContext, Pose2D, UpdateTimer, YamlReader, limits as bounds
+from sim_server.core.plugins.services import drive_kernels, memory_access_works, random_streams, to_body_frame
 from sim_server.core.plugins.capabilities import (
     ODOMETRY_DISPLAY, Advertised, OdometryReading, OdometryStream, configured_flag, configured_string,
 )
@@ -105,8 +101,7 @@ class OdometryPublisher:
         if node is not None and self.enabled:
             from nav_msgs.msg import Odometry
 
-            from sim_server.ros.conversions import set_pose_msg, set_stamp
-            from sim_server.ros.subscriber_check import SubscriberCheck
+            from sim_server.ros.plugin_support import SubscriberCheck, set_pose_msg, set_stamp
 
             self._set_pose = set_pose_msg
             self._set_stamp = set_stamp
@@ -277,7 +272,7 @@ class OdometryTransform:
     """
 
     def __init__(self, context: PluginContext, odometry: OdometryPublisher) -> None:
-        from sim_server.ros.tf_broadcast import broadcaster_for, transform, update_transform
+        from sim_server.ros.plugin_support import broadcaster_for, transform, update_transform
 
         self._context = context
         self._odom_frame_id = odometry.odom_frame_id

@@ -35,10 +35,8 @@ from typing import Sequence
 
 import numpy as np
 
-from sim_server.core import limits as bounds
-from sim_server.core.compiled import jit
-from sim_server.core.plugins import PluginContext, YamlReader
-from sim_server.core.random_streams import draw_normals, gather
+from sim_server.core.plugins import PluginContext, YamlReader, limits as bounds
+from sim_server.core.plugins.services import draw_normals, gather, jit
 from sim_plugins.common import plugin_stream
 
 #: The drift's keys, in the order of :attr:`OdometryNoise.drift`.

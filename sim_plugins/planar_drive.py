@@ -23,8 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sim_server.core.geometry import to_body_frame
-from sim_server.core.physics.model import Model
+from sim_server.core.plugins.services import Model, to_body_frame
 from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
 from sim_plugins.common import BatchRecords, DriveBatch, DriveRecord, RecordSlot, body_of
 from sim_plugins.odometry import OdometryOffer, OdometryPublisher, odometry_transform, prepare_drive
@@ -184,7 +183,7 @@ class PlanarDriveBatch(DriveBatch):
         self.topics_listened: Any = None
         topics = [topic for plugin in self.plugins for topic in plugin.odometry.publishers]
         if topics:
-            from sim_server.ros.subscriber_check import SubscriberCheck
+            from sim_server.ros.plugin_support import SubscriberCheck
 
             self.topics_listened = SubscriberCheck(*topics)
 

@@ -23,11 +23,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from sim_server.core import limits as bounds
-from sim_server.core.geometry import Pose2D
-from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, UpdateTimer, YamlReader
+from sim_server.core.plugins import (
+    ModelPlugin, PluginBatch, Pose2D, TimeKeeper, UpdateTimer, YamlReader, limits as bounds,
+)
 from sim_server.core.plugins.capabilities import RANGE_DISPLAY, Advertised, configured_string
-from sim_server.core.sensing.laser_scanner import LaserScanner, prepare, scan_all, scan_block, scene_of
+from sim_server.core.plugins.services import LaserScanner, prepare_rays, scan_all, scan_block, scene_of
 from sim_plugins.common import BatchRecords, RecordSlot, body_of, plugin_rng, read_layer_bits, sensor_parent_frame
 
 DEFAULT_RANGE_RATE = 10.0
@@ -49,7 +49,7 @@ class RangeSensor(ModelPlugin):
     @classmethod
     def prepare(cls) -> None:
         """The compiled ray caster, ready before the first ranger."""
-        prepare()
+        prepare_rays()
 
     def on_initialize(self, config: YamlReader) -> None:
         body_name = config.get_name("body")
@@ -98,9 +98,7 @@ class RangeSensor(ModelPlugin):
     def _setup_ros(self, node) -> None:
         from sensor_msgs.msg import Range
 
-        from sim_server.ros.conversions import set_stamp
-        from sim_server.ros.subscriber_check import SubscriberCheck
-        from sim_server.ros.tf_broadcast import broadcaster_for, transform
+        from sim_server.ros.plugin_support import SubscriberCheck, broadcaster_for, set_stamp, transform
 
         self._set_stamp = set_stamp
         self._publisher = node.create_publisher(Range, self.topic_name, RANGE_QUEUE_DEPTH)

@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import math
 
-from sim_server.core import limits as bounds
-from sim_server.core.geometry import offset_point_velocity
-from sim_server.core.motion.drive_kernels import steer_towards
-from sim_server.core.motion.dynamics_limits import DynamicsLimits
-from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader
+from sim_server.core.plugins import ModelPlugin, PluginBatch, TimeKeeper, YamlReader, limits as bounds
+from sim_server.core.plugins.services import DynamicsLimits, offset_point_velocity, steer_towards
 from sim_plugins.common import DriveBatch, body_of, read_dynamics
 from sim_plugins.odometry import OdometryOffer, OdometryPublisher, prepare_drive
 from sim_plugins.velocity_command import VelocityCommand

@@ -13,10 +13,8 @@ milliseconds, as in the reference.
 
 from __future__ import annotations
 
-from sim_server.core import limits as bounds
-from sim_server.core.geometry import Pose2D
-from sim_server.core.motion.easing import EASINGS
-from sim_server.core.plugins import ModelPlugin, TimeKeeper, YamlReader
+from sim_server.core.plugins import ModelPlugin, Pose2D, TimeKeeper, YamlReader, limits as bounds
+from sim_server.core.plugins.services import EASINGS
 from sim_plugins.common import body_of
 
 MODES = ("yoyo", "loop", "once", "trigger")

@@ -17,8 +17,7 @@ import logging
 import time
 from collections.abc import Sequence
 
-from sim_server.core import limits
-from sim_server.core.plugins import PluginContext, YamlReader
+from sim_server.core.plugins import PluginContext, YamlReader, limits
 
 COMMAND_QUEUE_DEPTH = 1
 #: Wall seconds between warnings about dropped commands of one topic.

@@ -62,6 +62,11 @@ MOVED: dict[str, str] = {
         }.items()
     },
     f"{_CORE}.warm_up": "sim_server.warm_up",
+    # issue 37: pictures are a service of the core (cameras take them through the plugin face);
+    # the ROS-free CDR codec sits below the live view, the ROS layer and the plugins
+    "sim_server.rendering.renderer": f"{_CORE}.pictures.renderer",
+    "sim_server.rendering.raster": f"{_CORE}.pictures.raster",
+    "sim_server.live.ros2_messages": f"{_CORE}.format.ros2_cdr",
     "sim_server.standard_interface": "sim_server.ros.standard_interface",
     **{
         f"sim_server.standard_interface.{name}": f"sim_server.ros.standard_interface.{name}"

@@ -42,7 +42,7 @@ from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, Record
 from sim_server.live.log import MCAP_SUFFIX, LogError, record_mcap  # noqa: E402
 from sim_server.live.view import RECORD_ENCODINGS  # noqa: E402
 from sim_server.rendering.recording import FORMATS, Recording, RecordingError, record  # noqa: E402
-from sim_server.rendering.renderer import MAX_PIXELS_SIDE, MIN_VIEW_SIZE, View  # noqa: E402
+from sim_server.core.pictures.renderer import MAX_PIXELS_SIDE, MIN_VIEW_SIZE, View  # noqa: E402
 
 #: The field (m) of a view that follows a model, when not given.
 DEFAULT_FOLLOW_FIELD = (20.0, 20.0)

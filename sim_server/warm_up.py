@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _rasterizer_seconds() -> float:
-    """Compile the renderer's rasterizer (or load it); the only thing outside the core warmed here."""
-    from sim_server.rendering import raster  # the core itself never imports the renderer
+    """Compile the renderer's rasterizer (or load it)."""
+    from sim_server.core.pictures import raster
 
     return raster.warm_up()
 

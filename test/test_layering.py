@@ -7,8 +7,9 @@ dependency hides from Python's import order. The rules (see docs/architecture.md
 * no import loop among the modules of sim_server and sim_plugins;
 * the packages stand on each other in one direction: the core on nothing of ours; rendering and
   the live view on the core; the ROS layer on the core and the live view; the plugins on the
-  core, rendering and the ROS layer; learning on the core, rendering, the live view and the
-  plugins (never on ROS); the programs on anything;
+  core face (``sim_server.core.plugins``) and the ROS face (``sim_server.ros.plugin_support``)
+  alone; learning on the core, rendering, the live view and the plugins (never on ROS); the
+  programs on anything;
 * inside the core, each unit (a ground module or a subpackage) imports only its own modules and
   those of lower layers: the composition root (levels, world, state) stands on top, so nothing
   below it names the world that composes it;
@@ -37,9 +38,14 @@ ALLOWED_GROUPS = {
     "rendering": {"core", "rendering"},
     "live": {"core", "live"},
     "ros": {"core", "live", "ros"},
-    "plugins": {"core", "rendering", "ros", "plugins"},
+    "plugins": {"core", "ros", "plugins"},  # through the two faces alone: PLUGIN_FACES
     "learning": {"core", "rendering", "live", "plugins", "learning"},
     "programs": {"root", "core", "rendering", "live", "ros", "plugins", "learning", "programs"},
+}
+#: What the bundled plugins may import of sim_server: the core face and the ROS face.
+PLUGIN_FACES = {
+    "sim_server.core.plugins", "sim_server.core.plugins.capabilities", "sim_server.core.plugins.services",
+    "sim_server.ros.plugin_support",
 }
 #: The programs: command-line entry points over everything.
 PROGRAMS = {"sim_server.__main__", "sim_server.demo", "sim_server.record", "sim_server.serve", "sim_server.stop_signals",
@@ -53,7 +59,7 @@ CORE_LAYERS = (
     ("timing", "motion", "random_streams"),
     ("format",),
     ("physics",),
-    ("sensing", "crowd"),
+    ("sensing", "crowd", "pictures"),
     ("plugins",),  # the plugin author's face: bases, capabilities, and the ray service below it
     ("levels",),
     ("world",),
@@ -236,6 +242,17 @@ def test_packages_import_only_the_layers_below() -> None:
         if group_of(other) not in ALLOWED_GROUPS[group_of(module)]
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_bundled_plugins_import_only_the_two_faces() -> None:
+    wrong = [
+        f"{module} imports {other}"
+        for module, others in sorted(GRAPH.items())
+        if group_of(module) == "plugins"
+        for other in sorted(others)
+        if group_of(other) != "plugins" and other not in PLUGIN_FACES
+    ]
+    assert not wrong, "the plugins import sim_server only through its faces:\n" + "\n".join(wrong)
 
 
 def test_core_units_import_only_their_own_modules_and_lower_layers() -> None:

@@ -3,7 +3,7 @@
 Every function compiled with numba (the ray caster's kernels in
 :mod:`sim_server.core.sensing.ray_kernels`, the batch body access in
 :mod:`sim_server.core.physics.body_memory`, the renderer's rasterizer in
-:mod:`sim_server.rendering.raster`) is decorated with :func:`jit` (or :func:`jit_parallel`), so
+:mod:`sim_server.core.pictures.raster`) is decorated with :func:`jit` (or :func:`jit_parallel`), so
 that all of them compile the same way:
 
 * **on-disk cache** (``cache=True``): compiling takes seconds per function (the ray caster some

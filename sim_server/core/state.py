@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING
 from Box2D import b2
 
 from sim_server.core.errors import EntityError
+from sim_server.core.format.entity_names import SCOPE
 from sim_server.core.plugins.capabilities import ImageDatapack, ImageSource
 
 if TYPE_CHECKING:
     from sim_server.core.physics.model import Model, ModelBody
     from sim_server.core.world import World
 
-#: Separates a model's name from a body's or joint's in datapack names ("robot::base").
-SCOPE = "::"
 
 
 @dataclass(frozen=True)

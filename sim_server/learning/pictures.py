@@ -7,7 +7,7 @@ import numpy as np
 
 from sim_server.learning.fleet import NavigationFleet
 from sim_server.rendering import Renderer, View
-from sim_server.rendering.renderer import MAX_PIXELS_SIDE as MAX_PIXELS
+from sim_server.core.pictures.renderer import MAX_PIXELS_SIDE as MAX_PIXELS
 from sim_server.rendering.overlays import Overlay, laser_rays
 
 #: The render modes of the learning environments.

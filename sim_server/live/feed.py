@@ -8,7 +8,7 @@ Nothing is built for a channel without sinks (no client subscribed, no file open
 Messages are the Foxglove SDK's well-known ones (protobuf), or, with ``ros2``, ROS 2 messages
 where ROS has a type (CDR: ``/tf`` as tf2_msgs/TFMessage, scans as sensor_msgs/LaserScan,
 pictures as sensor_msgs/Image and ``/clock`` as rosgraph_msgs/Clock;
-:mod:`sim_server.live.ros2_messages`), so that ROS tools read a recording; the scene has no ROS
+:mod:`sim_server.core.format.ros2_cdr`), so that ROS tools read a recording; the scene has no ROS
 type and stays ``foxglove.SceneUpdate``. Odometry is nav_msgs/Odometry either way.
 """
 
@@ -24,7 +24,7 @@ from foxglove.messages import SceneEntityDeletion, SceneEntityDeletionType, Scen
 
 from sim_server.core.format.entity_names import frame_id
 from sim_server.live.discovery import world_plugins
-from sim_server.live.ros2_messages import clock_cdr, tf_message_cdr
+from sim_server.core.format.ros2_cdr import clock_cdr, tf_message_cdr
 from sim_server.live.scene import (
     WORLD_FRAME, PlanarTransform, crowd_entity, frame_transforms, layer_entity, model_entity, planar_transforms, stamp,
 )

@@ -25,7 +25,7 @@ from foxglove.messages import RawImage
 
 from sim_server.core.plugins.capabilities import DemandDriven, ImageSource, OdometrySource, ScanSource
 from sim_server.live.discovery import CAMERA, LASER, absolute_topic, sensor_kind
-from sim_server.live.ros2_messages import (
+from sim_server.core.format.ros2_cdr import (
     MESSAGE_ENCODING, SCHEMA_ENCODING, SCHEMAS, LaserScanCdr, image_cdr, odometry_cdr, stamp_cdr,
 )
 from sim_server.live.scene import PlanarTransform, laser_scan, stamp

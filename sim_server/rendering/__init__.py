@@ -1,10 +1,10 @@
-"""Pictures of worlds, headless (no display, no GPU, no rclpy): :func:`render` a world,
-:class:`~sim_server.rendering.renderer.View` what to show, and
-:class:`~sim_server.rendering.renderer.Renderer` for drawing one world again and again.
-
-The core does not know this package: it takes a world and draws it.
+"""Pictures and videos of worlds, headless (no display, no GPU, no rclpy): runs recorded to GIF,
+MP4 or PNG (:mod:`~sim_server.rendering.recording`), the laser rays and trails drawn over them
+(:mod:`~sim_server.rendering.overlays`). The pictures themselves are the core's
+(:mod:`sim_server.core.pictures`): :func:`render`, :class:`View` and :class:`Renderer` are
+importable from here too.
 """
 
-from sim_server.rendering.renderer import Renderer, View, render
+from sim_server.core.pictures import Renderer, View, render
 
 __all__ = ["Renderer", "View", "render"]

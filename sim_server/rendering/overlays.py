@@ -1,6 +1,6 @@
 """What a picture may show beside the world itself: the rays of the lasers' last scans and the
 trails the models left. Each is a batch of segments in the world frame (m) with a colour, which
-:meth:`sim_server.rendering.renderer.Renderer.render` draws over the walls, under the bodies.
+:meth:`sim_server.core.pictures.renderer.Renderer.render` draws over the walls, under the bodies.
 
 No rclpy here.
 """
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim_server.core.plugins.capabilities import ScanSource
-from sim_server.rendering.renderer import Overlay, rgba
+from sim_server.core.pictures.renderer import Overlay, rgba
 
 if TYPE_CHECKING:
     from sim_server.core.world import World

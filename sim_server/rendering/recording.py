@@ -27,7 +27,7 @@ from PIL import Image
 from sim_server.core.format.bounded_read import shown_path
 from sim_server.core.format.file_targets import partial_path, target_problem
 from sim_server.rendering.overlays import Trails, laser_rays
-from sim_server.rendering.renderer import Renderer, View
+from sim_server.core.pictures.renderer import Renderer, View
 
 if TYPE_CHECKING:
     from sim_server.core.world import World

@@ -9,7 +9,6 @@ from geometry_msgs.msg import Pose, Pose2D as Pose2DMsg
 
 from sim_server.core.geometry import Pose2D
 from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND
-from sim_server.live.ros2_messages import LaserScanCdr, stamp_cdr  # noqa: F401 - for the plugins (they may not import live)
 
 
 def time_msg(time_ns: int) -> Time:

@@ -36,7 +36,7 @@ from sim_server.core.timing.step_timing import Pacer, StepStatistics
 from sim_server.core.timing.timekeeper import NANOSECONDS_PER_SECOND, TimeKeeper
 from sim_server.core.world import World
 from sim_server.ros import logging_bridge
-from sim_server.live.ros2_messages import clock_cdr
+from sim_server.core.format.ros2_cdr import clock_cdr
 from sim_server.ros.executor import make_executor
 from sim_server.ros.levels import LevelsInterface
 from sim_server.ros.parameters import ServerParameters, declare_server_parameters

@@ -111,7 +111,7 @@ def test_a_png_is_the_last_frame(world: World, tmp_path: Path) -> None:
 
 
 def test_a_png_draws_only_its_frame(world: World, tmp_path: Path, monkeypatch) -> None:
-    from sim_server.rendering.renderer import Renderer
+    from sim_server.core.pictures.renderer import Renderer
 
     drawn = []
     original = Renderer.render

@@ -13,7 +13,7 @@ import yaml
 from sim_server.core import Pose2D, World, limits
 from sim_server.core.errors import ConfigError
 from sim_server.rendering import render
-from sim_server.rendering.renderer import BACKGROUND
+from sim_server.core.pictures.renderer import BACKGROUND
 from sim_plugins.camera import Camera
 
 GREEN = (0, 255, 0)

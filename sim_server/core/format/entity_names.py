@@ -23,6 +23,8 @@ _NAMESPACE = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
 _TOPIC = re.compile(r"(~/|/)?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
 #: What marks a topic as absolute, a topic as private to the server's node, a frame as global.
 GLOBAL_MARK, PRIVATE_MARK = "/", "~/"
+#: Separates a model's name from a body's, joint's or plugin's in datapack names ("robot::base").
+SCOPE = "::"
 #: The server node's name, unless remapped: a plugin's private topic ``~/x`` is ``/sim_server/x``.
 SERVER_NODE_NAME = "sim_server"
 

@@ -258,7 +258,7 @@ def test_a_copy_walks_as_the_same_world_alone_would(tmp_path: Path) -> None:
 
 def test_pictures_show_people(tmp_path: Path) -> None:
     from sim_server.rendering import View, render
-    from sim_server.rendering.renderer import PEDESTRIAN_FILL
+    from sim_server.core.pictures.renderer import PEDESTRIAN_FILL
 
     world = make_world(tmp_path, "  - name: one\n    agents:\n      - {start: [2, 1]}\n")
     picture = render(world, View.sized(2.0, 1.0, 1.0, 1.0, 64))

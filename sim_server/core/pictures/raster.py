@@ -2,7 +2,7 @@
 laser, the trails of robots) and filled, outlined convex polygons and ellipses (the bodies).
 
 A segment is given in the world (m) and mapped to pixels by an affine transform (the view's, see
-:meth:`sim_server.rendering.renderer.View.affine`); it is clipped to the image, then sampled at
+:meth:`sim_server.core.pictures.renderer.View.affine`); it is clipped to the image, then sampled at
 :data:`SAMPLES_PER_PIXEL` points per pixel of its length, so it has no gaps at any slope. Each
 pixel a batch of segments covers is blended once with the colour (so overlapping segments of a
 translucent colour do not darken each other), exactly as one NumPy pass over all samples would.

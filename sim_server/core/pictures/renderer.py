@@ -7,13 +7,13 @@ image up its +y, so at yaw 0 east (+x) is right and north (+y) up (REP 103). The
 layer's colour, bodies filled in their colour (its alpha blended) and outlined opaque, on RViz's
 dark grey; pedestrians (which the files give no colour) as orange discs.
 
-Everything is drawn by a compiled rasterizer (:mod:`sim_server.rendering.raster`), which visits
+Everything is drawn by a compiled rasterizer (:mod:`sim_server.core.pictures.raster`), which visits
 only the pixels of the picture, however large or small the shapes are. A :class:`Renderer` keeps
 the walls of its last view and draws only the models again while neither the view nor the loaded
 walls change (a fixed view, as in a recording). :func:`render` draws a world with the renderer
 the world keeps for it.
 
-The core knows nothing of pictures: the renderer takes a world (a
+The renderer knows no world's class: it takes a world (a
 :class:`~sim_server.core.physics.world_view.WorldView`, as the core's parts see it, which the
 plugins' world is too) and draws what it holds. No rclpy here.
 """
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 import numpy as np
 
-from sim_server.rendering.raster import Shapes, draw_segments
+from sim_server.core.pictures.raster import Shapes, draw_segments
 
 if TYPE_CHECKING:
     from sim_server.core.physics.world_view import WorldView
@@ -43,7 +43,7 @@ class Overlay(NamedTuple):
 
 #: Where :func:`render` keeps a world's renderer
 #: (:meth:`~sim_server.core.physics.world_view.WorldView.shared`).
-RENDERER_KEY = "sim_server.rendering.renderer.Renderer"
+RENDERER_KEY = "sim_server.core.pictures.renderer.Renderer"
 
 #: The background: RViz's default.
 BACKGROUND = (48, 48, 48)

@@ -15,7 +15,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
 from tf2_msgs.msg import TFMessage
 
-from sim_server.live.ros2_messages import (
+from sim_server.core.format.ros2_cdr import (
     SCHEMAS, LaserScanCdr, clock_cdr, image_cdr, odometry_cdr, stamp_cdr, tf_message_cdr,
 )
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sim_server.rendering.raster import IDENTITY, Shapes, draw_segments
+from sim_server.core.pictures.raster import IDENTITY, Shapes, draw_segments
 
 WHITE = (255, 255, 255, 255)
 

@@ -11,7 +11,7 @@ import pytest
 
 from sim_server.core import Pose2D, World
 from sim_server.rendering import Renderer, View, render
-from sim_server.rendering.renderer import BACKGROUND, MAX_PIXELS_SIDE
+from sim_server.core.pictures.renderer import BACKGROUND, MAX_PIXELS_SIDE
 from test.conftest import REPO_ROOT
 
 RED_DISC = "bodies:\n  - name: base\n    color: [1, 0, 0, 1]\n    footprints: [{type: circle, radius: 0.5, density: 1}]\n"
