@@ -52,6 +52,7 @@ from sim_server.core.errors import SimError, one_line  # noqa: E402
 def main(argv: list[str] | None = None) -> int:
     """Run the simulation server until shutdown; returns the process exit code."""
     from sim_server.core.sensing.raycast import warm_up
+    from sim_server.node_view import live_view_of
     from sim_server.ros.server_node import SimServerNode
 
     args = sys.argv if argv is None else argv
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"sim_server: error: invalid ROS arguments: {exc}", file=sys.stderr)
                 return EXIT_CONFIG_ERROR
             with signals.interrupting():  # loading: a stop signal aborts the start
-                node = SimServerNode()
+                node = SimServerNode(live_view=live_view_of)
                 logger = node.get_logger()
                 # The world's lasers compiled the ray caster already; without any, it compiles
                 # now, for lasers spawned later.

@@ -67,6 +67,8 @@ MOVED: dict[str, str] = {
     "sim_server.rendering.renderer": f"{_CORE}.pictures.renderer",
     "sim_server.rendering.raster": f"{_CORE}.pictures.raster",
     "sim_server.live.ros2_messages": f"{_CORE}.format.ros2_cdr",
+    "sim_server.live.control": f"{_CORE}.control",
+    "sim_server.ros.live_control": "sim_server.node_view",
     "sim_server.standard_interface": "sim_server.ros.standard_interface",
     **{
         f"sim_server.standard_interface.{name}": f"sim_server.ros.standard_interface.{name}"

@@ -6,7 +6,8 @@ dependency hides from Python's import order. The rules (see docs/architecture.md
 
 * no import loop among the modules of sim_server and sim_plugins;
 * the packages stand on each other in one direction: the core on nothing of ours; rendering and
-  the live view on the core; the ROS layer on the core and the live view; the plugins on the
+  the live view on the core; the ROS layer on the core (the server node's live view is composed
+  above both, by the program module sim_server.node_view); the plugins on the
   core face (``sim_server.core.plugins``) and the ROS face (``sim_server.ros.plugin_support``)
   alone; learning on the core, rendering, the live view and the plugins (never on ROS); the
   programs on anything;
@@ -37,7 +38,7 @@ ALLOWED_GROUPS = {
     "core": {"core"},
     "rendering": {"core", "rendering"},
     "live": {"core", "live"},
-    "ros": {"core", "live", "ros"},
+    "ros": {"core", "ros"},  # the server node's live view is composed above both: sim_server.node_view
     "plugins": {"core", "ros", "plugins"},  # through the two faces alone: PLUGIN_FACES
     "learning": {"core", "rendering", "live", "plugins", "learning"},
     "programs": {"root", "core", "rendering", "live", "ros", "plugins", "learning", "programs"},
@@ -48,8 +49,8 @@ PLUGIN_FACES = {
     "sim_server.ros.plugin_support",
 }
 #: The programs: command-line entry points over everything.
-PROGRAMS = {"sim_server.__main__", "sim_server.demo", "sim_server.record", "sim_server.serve", "sim_server.stop_signals",
-            "sim_server.warm_up"}
+PROGRAMS = {"sim_server.__main__", "sim_server.demo", "sim_server.node_view", "sim_server.record", "sim_server.serve",
+            "sim_server.stop_signals", "sim_server.warm_up"}
 
 #: The core's layers, lowest first; the units of one layer are siblings and do not import each
 #: other. A unit is a ground module or a subpackage of sim_server.core; "" is the package itself.
@@ -63,7 +64,7 @@ CORE_LAYERS = (
     ("plugins",),  # the plugin author's face: bases, capabilities, and the ray service below it
     ("levels",),
     ("world",),
-    ("state",),
+    ("state", "control"),
     ("",),
 )
 #: Packages of ROS that the core, rendering and learning must not import.
@@ -269,7 +270,8 @@ def test_core_units_import_only_their_own_modules_and_lower_layers() -> None:
 
 
 def test_nothing_below_the_composition_root_names_the_world() -> None:
-    root = {"sim_server.core.levels", "sim_server.core.world", "sim_server.core.state", "sim_server.core"}
+    root = {"sim_server.core.levels", "sim_server.core.world", "sim_server.core.state", "sim_server.core.control",
+            "sim_server.core"}
     naming = [
         module
         for module, others in GRAPH.items()

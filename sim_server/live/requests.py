@@ -17,39 +17,13 @@ from collections import Counter, deque
 from typing import Callable, Hashable
 
 from sim_server.core import limits
+from sim_server.core.control import Reply
 from sim_server.core.errors import SimError, one_line
 
 LOGGER = logging.getLogger("sim_server")
 
 #: Wall seconds a request waits to be started by the step loop before it is withdrawn.
 START_WAIT = 10.0
-
-
-class Reply:
-    """The answer of one request: given once, by :meth:`finish`; a request may finish later than
-    its action returns (steps run by the loop over many ticks)."""
-
-    def __init__(self) -> None:
-        self._done = threading.Event()
-        self.success = False
-        self.message = ""
-        #: Set when the caller stopped waiting: an action still running should stop.
-        self.abandoned = False
-        self.started = False
-
-    def finish(self, success: bool, message: str) -> None:
-        """Give the answer (a second one is ignored)."""
-        if not self._done.is_set():
-            self.success, self.message = success, message
-            self._done.set()
-
-    @property
-    def finished(self) -> bool:
-        return self._done.is_set()
-
-    def wait(self, seconds: float) -> bool:
-        """Whether the answer came within ``seconds``."""
-        return self._done.wait(seconds)
 
 
 #: An action: run on the step loop's thread with the reply to finish (now or later).

@@ -22,8 +22,8 @@ from foxglove import MessageSchema, Schema, Service, ServiceSchema
 from sim_server.core import limits
 from sim_server.core.errors import RequestError, one_line
 from sim_server.core.geometry import Pose2D
-from sim_server.live.control import SimulationControl, check_spawnable
-from sim_server.live.requests import Reply, Requests
+from sim_server.core.control import Reply, SimulationControl, check_spawnable
+from sim_server.live.requests import Requests
 
 #: Wall seconds a request may take once started (spawning loads a file).
 ANSWER_WAIT = 30.0

@@ -42,7 +42,7 @@ import foxglove
 from foxglove.websocket import StatusLevel
 
 from sim_server.core import limits
-from sim_server.live.control import SimulationControl, WorldSimulation
+from sim_server.core.control import SimulationControl, WorldSimulation
 from sim_server.live.feed import Feed, SceneListener
 from sim_server.live.files import DEFAULT_FILE_BYTES, DEFAULT_FILES_KEPT, McapFiles, RecordWriteError, check_bounds
 from sim_server.live.requests import Requests
@@ -125,8 +125,8 @@ class LiveView:
             goes on without it. None (the default): the error is logged, one line through the
             ``sim_server`` logger (the ROS node's log, on ROS). :attr:`record_error` keeps it.
         control: what clients may do: True (the default) the services and driving for ``world``
-            stepped in-process (:class:`~sim_server.live.control.WorldSimulation`), a
-            :class:`~sim_server.live.control.SimulationControl` of one's own (the ROS node's),
+            stepped in-process (:class:`~sim_server.core.control.WorldSimulation`), a
+            :class:`~sim_server.core.control.SimulationControl` of one's own (the ROS node's),
             or False: clients only watch.
 
     Raises:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import InvalidParameterException
@@ -77,18 +77,35 @@ def _describe_entity(entity: Any) -> str:
     return type(entity).__name__ if entity is not None else "unknown"
 
 
+class LiveViewPart(Protocol):
+    """What the node does with its live view (a :class:`sim_server.live.LiveView`, made by the
+    ``live_view`` it is given): serve its clients between steps, follow a world loaded anew,
+    close it."""
+
+    def serve(self) -> None: ...
+
+    def use_world(self, world: World) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class SimServerNode(Node):
-    """The ``sim_server`` node: loads the world named by ``world_path`` and runs it.
+    """The ``sim_server`` node: loads the world named by ``world_path`` and runs it; with
+    ``live_view`` (``sim_server.node_view.live_view_of``: ``python -m sim_server`` gives it) the
+    live view its foxglove parameters ask for.
 
     Raises:
         ConfigError: a parameter or the world is invalid (the message is one line).
     """
 
-    def __init__(self, node_name: str = SERVER_NODE_NAME, **node_kwargs) -> None:
+    def __init__(
+        self, node_name: str = SERVER_NODE_NAME, live_view: "Callable[[SimServerNode], LiveViewPart | None] | None" = None,
+        **node_kwargs,
+    ) -> None:
         super().__init__(node_name, **node_kwargs)
         self.visualization: DebugVisualization | None = None
         self.world: World | None = None
-        self.live_view: Any = None  # sim_server.live.LiveView, when the foxglove parameters ask for one
+        self.live_view: LiveViewPart | None = None  # when the foxglove parameters ask for one
         self._stop_requested = False
         self._log_handler = logging_bridge.attach(self)
         try:
@@ -115,7 +132,7 @@ class SimServerNode(Node):
         self.world.after_step_hooks.insert(0, self._publish_clock)
         self.world.time.paused = self.params.start_paused
         try:
-            self.live_view = self._live_view()
+            self.live_view = live_view(self) if live_view is not None else self._no_live_view()
         except Exception:
             self.destroy_node()
             raise
@@ -460,35 +477,17 @@ class SimServerNode(Node):
         stats.reset()
         self._window_wall, self._window_sim_ns = now, self.world.time.time_ns
 
-    def _live_view(self):
-        """The live view the foxglove parameters ask for (None when they ask for none).
+    def _no_live_view(self) -> None:
+        """None, when the foxglove parameters ask for no live view.
 
         Raises:
-            ConfigError: an address, port or file it cannot use (one line).
+            ConfigError: they ask for one, and the node was made without a way to make it.
         """
-        params = self.params
-        if not params.foxglove and not params.foxglove_record:
-            return None
-        from sim_server.live import LiveView
-        from sim_server.ros.live_control import NodeSimulation
-
-        try:
-            view = LiveView(
-                self.world, host=params.foxglove_address, port=params.foxglove_port if params.foxglove else None,
-                rate=params.foxglove_rate, record=params.foxglove_record or None,
-                record_max_bytes=params.foxglove_record_max_mib * 2**20, record_keep=params.foxglove_record_keep,
-                control=NodeSimulation(self) if params.foxglove_control else False,
-                record_encoding=params.foxglove_record_encoding,
+        if self.params.foxglove or self.params.foxglove_record:
+            raise ConfigError(
+                "live view (parameters foxglove, foxglove_record): this server node was made without one "
+                "(python -m sim_server has it: sim_server.node_view.live_view_of)"
             )
-        except ValueError as error:
-            raise ConfigError(f"live view (parameters foxglove_*): {error}") from None
-        if view.url is not None:
-            self.get_logger().info(
-                f"live view: in Foxglove, open connection {view.url} (listening on {params.foxglove_address})"
-            )
-        if params.foxglove_record:
-            self.get_logger().info(f"live view: recording to {params.foxglove_record}")
-        return view
 
     def destroy_node(self) -> None:
         """Release markers, the world and the log bridge, then the node."""

@@ -17,7 +17,7 @@ from sim_msgs.srv import DeleteModel, MoveModel, SpawnModel
 from sim_server.core.errors import RequestError, SimError, one_line
 from sim_server.core.geometry import Pose2D
 from sim_server.core.world import World
-from sim_server.live.control import WorldSimulation
+from sim_server.core.control import WorldSimulation
 from sim_server.ros.conversions import pose2d_from_msg
 from sim_server.ros.world_user import WorldUser
 

@@ -14,7 +14,7 @@ from sim_server.core.geometry import Pose2D
 from sim_server.live import LiveView
 from sim_server.live import requests as requests_module
 from sim_server.live import teleop as teleop_module
-from sim_server.live.control import WorldSimulation
+from sim_server.core.control import WorldSimulation
 from sim_server.live.requests import Requests
 from test.conftest import REPO_ROOT
 from test.live.client import Client, stepping

@@ -12,6 +12,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from sim_server.ros.executor import CachedWaitSetExecutor
+from sim_server.node_view import live_view_of
 from sim_server.ros.server_node import SimServerNode
 from test.conftest import LOAD_WORLD_TESTS, REPO_ROOT
 
@@ -24,7 +25,7 @@ WAIT_LIMIT = 20.0
 
 def make_server(context: Context, **params) -> SimServerNode:
     overrides = [Parameter(name, value=value) for name, value in params.items()]
-    return SimServerNode(context=context, parameter_overrides=overrides)
+    return SimServerNode(context=context, parameter_overrides=overrides, live_view=live_view_of)
 
 
 class Harness:

@@ -1,7 +1,8 @@
 """The live view in the ROS node: off unless asked; with ``foxglove:=true`` a client of the
 protocol sees the world and the lasers scan for it though no ROS node subscribes, calls the
 node's services and drives its robot (unless ``foxglove_control:=false``); ``foxglove_record``
-writes MCAP; bad foxglove parameters stop the start with one line."""
+writes MCAP; bad foxglove parameters stop the start with one line, as they do in a node made
+without the live view (sim_server.node_view composes the two)."""
 
 from __future__ import annotations
 
@@ -145,3 +146,16 @@ def test_bad_foxglove_parameters_stop_the_start_in_one_line(ros_context, params:
         make_server(ros_context, world_path=str(CROWD_WORLD), update_rate=0.0, show_viz=False, **arguments)
     message = str(raised.value)
     assert fault in message and "\n" not in message
+
+
+def test_a_node_made_without_the_live_view_refuses_the_foxglove_parameters_in_one_line(ros_context) -> None:
+    from rclpy.parameter import Parameter
+
+    from sim_server.ros.server_node import SimServerNode
+
+    overrides = [Parameter("world_path", value=str(CROWD_WORLD)), Parameter("show_viz", value=False),
+                 Parameter("foxglove", value=True), Parameter("foxglove_port", value=0)]
+    with pytest.raises(ConfigError) as raised:
+        SimServerNode(context=ros_context, parameter_overrides=overrides)  # no live_view given
+    message = str(raised.value)
+    assert "sim_server.node_view.live_view_of" in message and "\n" not in message

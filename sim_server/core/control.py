@@ -1,8 +1,9 @@
-"""What the viewer may ask of a simulation: spawn, delete and move models, pause, resume, step
+"""What a client may ask of a simulation: spawn, delete and move models, pause, resume, step
 and reset. :class:`SimulationControl` is the small protocol the live view calls (always on the
-thread that steps the world); :class:`WorldSimulation` fulfils it for a world stepped in-process,
-and the ROS node has its own (:mod:`sim_server.ros.live_control`), so the view's requests act as
-the node's services do.
+thread that steps the world); :class:`WorldSimulation` fulfils it for a world stepped in-process
+(the ROS node's services use it too), and the server node has its own
+(:class:`sim_server.node_view.NodeSimulation`), so the view's requests act as the node's
+services do. A request's answer is a :class:`Reply`, given once, maybe steps later.
 
 Every method raises :class:`~sim_server.core.errors.SimError` (a one-line message) for a request
 it refuses; nothing is half-done then. Units: metres, radians.
@@ -10,16 +11,43 @@ it refuses; nothing is half-done then. Units: metres, radians.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from sim_server.core.errors import RequestError, one_line
 from sim_server.core.geometry import Pose2D
 from sim_server.core.timing.step_queue import StepQueue, StepRequest, check_steps
-from sim_server.live.requests import Reply
 
 if TYPE_CHECKING:
     from sim_server.core.world import World
+
+
+class Reply:
+    """The answer of one request: given once, by :meth:`finish`; a request may finish later than
+    its action returns (steps run by the loop over many ticks)."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self.success = False
+        self.message = ""
+        #: Set when the caller stopped waiting: an action still running should stop.
+        self.abandoned = False
+        self.started = False
+
+    def finish(self, success: bool, message: str) -> None:
+        """Give the answer (a second one is ignored)."""
+        if not self._done.is_set():
+            self.success, self.message = success, message
+            self._done.set()
+
+    @property
+    def finished(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        """Whether the answer came within ``seconds``."""
+        return self._done.wait(seconds)
 
 
 class SimulationControl(Protocol):

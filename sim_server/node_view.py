@@ -1,4 +1,9 @@
-"""What the live view's clients may ask of the ROS node: the same as its services.
+"""The server node's live view: made where the node's ``foxglove*`` parameters ask for one
+(:func:`live_view_of`, which ``python -m sim_server`` gives the node), its clients' requests carried
+out as the node's services carry them out (:class:`NodeSimulation`). This module composes the ROS
+layer and the live view, neither of which imports the other.
+
+What the live view's clients may ask of the ROS node is the same as its services:
 
 Spawn, delete and move go through :class:`~sim_server.ros.services.WorldServices` (so nothing
 is spawned while no world is loaded), pause and resume through its ``set_paused`` (the log line,
@@ -11,16 +16,20 @@ node's thread, between steps (:meth:`sim_server.live.view.LiveView.serve`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from sim_server.core.control import Reply, answering, world_folders
+from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.world import World
-from sim_server.live.control import answering, world_folders
-from sim_server.live.requests import Reply
+from sim_server.live import LiveView
 from sim_server.ros.parameters import ServerParameters
 from sim_server.ros.services import WorldServices
 from sim_server.ros.standard_interface.resources import sources
 from sim_server.ros.world_control import WorldControl
+
+if TYPE_CHECKING:
+    from sim_server.ros.server_node import SimServerNode
 
 
 class ServerParts(Protocol):
@@ -36,7 +45,7 @@ class ServerParts(Protocol):
 
 
 class NodeSimulation:
-    """:class:`~sim_server.live.control.SimulationControl` of the server node."""
+    """:class:`~sim_server.core.control.SimulationControl` of the server node."""
 
     def __init__(self, node: ServerParts) -> None:
         self._node = node
@@ -74,3 +83,30 @@ class NodeSimulation:
     def reset(self) -> str:
         self._node.world_control.reset()
         return "reset to the loaded state"
+
+
+def live_view_of(node: "SimServerNode") -> LiveView | None:
+    """The live view ``node``'s foxglove parameters ask for (None when they ask for none): a
+    Foxglove server and/or an MCAP recording of its world, its control through the node.
+
+    Raises:
+        ConfigError: an address, port or file it cannot use (one line).
+    """
+    params = node.params
+    if not params.foxglove and not params.foxglove_record:
+        return None
+    try:
+        view = LiveView(
+            node.world, host=params.foxglove_address, port=params.foxglove_port if params.foxglove else None,
+            rate=params.foxglove_rate, record=params.foxglove_record or None,
+            record_max_bytes=params.foxglove_record_max_mib * 2**20, record_keep=params.foxglove_record_keep,
+            control=NodeSimulation(node) if params.foxglove_control else False,
+            record_encoding=params.foxglove_record_encoding,
+        )
+    except ValueError as error:
+        raise ConfigError(f"live view (parameters foxglove_*): {error}") from None
+    if view.url is not None:
+        node.get_logger().info(f"live view: in Foxglove, open connection {view.url} (listening on {params.foxglove_address})")
+    if params.foxglove_record:
+        node.get_logger().info(f"live view: recording to {params.foxglove_record}")
+    return view
