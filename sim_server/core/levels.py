@@ -93,6 +93,31 @@ class Performer:
     size_y: float
 
 
+#: Called after the loaded levels changed, with the names of those loaded and those unloaded.
+LevelListener = Callable[[list[str], list[str]], None]
+
+
+class LevelStreaming(Protocol):
+    """What the layers above the core use of level streaming (``world.levels``): which levels are
+    loaded, performers, which models levels own, and news of changes."""
+
+    @property
+    def loaded_levels(self) -> list[str]:
+        """Names of the loaded levels, in file order (tiles last)."""
+
+    def add_performer(self, model_name: str, size_x: float = 0.0, size_y: float = 0.0) -> "Performer":
+        """Make an existing model a performer (sizes in m)."""
+
+    def owns_model(self, name: str) -> bool:
+        """Whether the file's model ``name`` exists only while one of its levels is loaded."""
+
+    def add_listener(self, listener: LevelListener) -> None:
+        """Call ``listener`` after every change of the loaded levels."""
+
+    def remove_listener(self, listener: LevelListener) -> None:
+        """Stop calling ``listener``."""
+
+
 @dataclass
 class LevelManager:
     """Loads and unloads the entities of levels as performers move.
@@ -108,7 +133,7 @@ class LevelManager:
     enabled: bool
     levels: list[Level] = field(init=False)
     performers: dict[str, Performer] = field(init=False)
-    listeners: list[Callable[[list[str], list[str]], None]] = field(init=False, default_factory=list)
+    _listeners: list[LevelListener] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         layers = {name: layer for layer in self.world.layers for name in layer.names}
@@ -139,6 +164,16 @@ class LevelManager:
     def _reset_performers(self) -> None:
         self.performers = {p.ref: Performer(p.name, p.ref, p.size_x, p.size_y) for p in self.spec.performers}
         self._safe_boxes = {}
+
+    # ------------------------------------------------------------------ listeners
+    def add_listener(self, listener: LevelListener) -> None:
+        """Call ``listener(loaded, unloaded)`` (level names) after every change of the loaded levels."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: LevelListener) -> None:
+        """Stop calling ``listener`` (nothing happens when it was not added)."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
 
     # ------------------------------------------------------------------ ownership
     def owns_model(self, name: str) -> bool:
@@ -260,7 +295,7 @@ class LevelManager:
             LOGGER.info('unloaded level "%s"', level.name)
         for level in loaded:
             LOGGER.info('loaded level "%s"', level.name)
-        for listener in list(self.listeners):
+        for listener in list(self._listeners):
             listener([level.name for level in loaded], [level.name for level in unloaded])
 
     def reset(self) -> None:

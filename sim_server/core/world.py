@@ -27,6 +27,7 @@ import numpy as np
 
 from sim_server.core import limits
 from sim_server.core.crowd.crowd import Crowd
+from sim_server.core.crowd.crowds import Crowds
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.bounded_read import shown_path
 from sim_server.core.format.entity_names import model_name_problem, namespace_problem
@@ -102,11 +103,14 @@ class World:
         self.models: dict[str, Model] = {}
         self._listeners: list[WorldListener] = []
         self._file_models: dict[Path, ModelSpec] = {}
+        #: The plugins: the world loads and runs them; the layers above read them as
+        #: :class:`~sim_server.core.plugins.api.ModelPlugins` (``plugins_of``, ``find``).
         self.plugins = PluginManager(self, self.physics, ros_node)
         #: Objects that plugins and other users share per world (see :meth:`shared`).
         self._shared: dict[str, Any] = {}
-        #: The crowds of people (each copy of each crowd of the world file).
-        self.crowds: list[Crowd] = []
+        #: The crowds of people (each copy of each crowd of the world file): find, add and remove
+        #: people there.
+        self.crowds = Crowds()
         self.before_step_hooks: list[StepHook] = [self.plugins.before_physics_step]
         self.after_step_hooks: list[StepHook] = [self.plugins.after_physics_step]
 
@@ -246,83 +250,40 @@ class World:
                 crowd = Crowd(spec, self, layers, self.time.step_size, names, offsets, seeds)
             except ConfigError as exc:
                 raise ConfigError(f"{self.spec.path}: {exc}") from None
-            self.crowds.append(crowd)
+            self.crowds.add(crowd)
             self.add_listener(crowd)
         self.before_step_hooks.insert(1, self._step_crowds)
 
     def _step_crowds(self, time: TimeKeeper) -> None:
-        for crowd in self.crowds:
-            crowd.before_step(time.iterations, time.sim_time)
-
-    def crowd(self, name: str) -> Crowd:
-        """The crowd called ``name`` (:class:`EntityError` when there is none)."""
-        for crowd in self.crowds:
-            if crowd.name == name:
-                return crowd
-        raise EntityError(f'crowd with name "{name}" does not exist')
+        self.crowds.before_step(time.iterations, time.sim_time)
 
     def has_entity(self, name: str) -> bool:
         """Whether a model or a pedestrian is called ``name``."""
-        return name in self.models or any(crowd.has(name) for crowd in self.crowds)
+        return name in self.models or self.crowds.has(name)
 
     def pedestrian_count(self) -> int:
-        """People in the world now, every crowd's."""
-        return sum(crowd.people.count for crowd in self.crowds)
-
-    def find_pedestrian(self, name: str) -> tuple[Crowd, int] | None:
-        """The crowd and row of the pedestrian called ``name`` (None when there is none)."""
-        for crowd in self.crowds:
-            if crowd.has(name):
-                return crowd, crowd.row_of(name)
-        return None
+        """People in the world now, every crowd's (what a crowd asks its host)."""
+        return self.crowds.count
 
     def spawn_pedestrian(self, crowd: str, position: tuple[float, float], goals=(), speed: float | None = None,
                          name: str = "") -> str:
-        """Add a person to crowd ``crowd`` (see :meth:`Crowd.add`); ``name`` must be free among
-        models and pedestrians (empty: ``<crowd>_<number>``). Returns its name.
-
-        Raises:
-            EntityError: no such crowd, or the name is taken.
-            RequestError: a bad name, place, goal or speed; the world holds as many people as it may.
-        """
-        chosen = self.crowd(crowd)
-        if name:
-            problem = model_name_problem(name)
-            if problem is not None:
-                raise RequestError(problem)
-            if self.has_entity(name):
-                raise EntityError(f'an entity named "{name}" exists already')
-        people = self.pedestrian_count()
-        if people >= limits.MAX_PEDESTRIANS:
-            raise RequestError(f"the world holds {people} pedestrians, the limit")
-        return chosen.add(position, goals, speed, name)
+        """Add a person to crowd ``crowd`` (:meth:`Crowds.spawn
+        <sim_server.core.crowd.crowds.Crowds.spawn>`, its name free among models too)."""
+        return self.crowds.spawn(crowd, position, goals, speed, name, taken=self.models.__contains__)
 
     def delete_entity(self, name: str) -> str:
         """Remove the model or the pedestrian called ``name``; returns which it was
         (``"model"`` or ``"pedestrian"``; EntityError when there is neither)."""
-        if name not in self.models and any(crowd.has(name) for crowd in self.crowds):
-            self.delete_pedestrian(name)
+        if name not in self.models and self.crowds.has(name):
+            self.crowds.remove(name)
             return "pedestrian"
         self.delete_model(name)
         return "model"
 
-    def delete_pedestrian(self, name: str) -> None:
-        """Remove the pedestrian called ``name`` (EntityError when there is none)."""
-        found = self.find_pedestrian(name)
-        if found is None:
-            raise EntityError(f'pedestrian with name "{name}" does not exist')
-        found[0].remove(name)
-
     def crowd_circles(self) -> tuple[np.ndarray, np.ndarray]:
         """Every pedestrian's body: (N, 3) centre x, y and radius (m, world frame) and (N,) int64
-        collision bits."""
-        if not self.crowds:
-            return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
-        circles = [crowd.circles() for crowd in self.crowds]
-        bits = [np.full(len(c), crowd.bits, dtype=np.int64) for crowd, c in zip(self.crowds, circles)]
-        if len(circles) == 1:
-            return circles[0], bits[0]
-        return np.concatenate(circles), np.concatenate(bits)
+        collision bits (:meth:`Crowds.circles <sim_server.core.crowd.crowds.Crowds.circles>`)."""
+        return self.crowds.circles()
 
     def file_model(self, path: Path) -> ModelSpec:
         """The model file ``path`` named by the world file, as loaded."""
@@ -370,16 +331,14 @@ class World:
         self.time.reset()
         self.levels.reset()
         self._populate()
-        for crowd in self.crowds:
-            crowd.reset()
+        self.crowds.reset()
 
     def delete_spawned_models(self) -> None:
         """Delete every model and pedestrian that spawn requests added (those of the world file
         stay, and the people of its crowds' spawners)."""
         for name in [name for name, model in self.models.items() if not model.from_world_file]:
             self.delete_model(name)
-        for crowd in self.crowds:
-            crowd.remove_added()
+        self.crowds.remove_added()
 
     def restore_models(self) -> None:
         """Put every model back at the pose it entered the world at (the world file's, or the
@@ -388,8 +347,7 @@ class World:
         for model in list(self.models.values()):
             model.restore()
             self._notify_moved(model)
-        for crowd in self.crowds:
-            crowd.restore()
+        self.crowds.restore()
 
     def _load_layers(self, enable_levels: bool) -> None:
         for layer_spec in self.spec.layers:
@@ -415,6 +373,8 @@ class World:
             maps.append(map_data)
         if self.replicas.count > 1:
             self._replicate_layers(maps)
+        #: Level streaming: the layers above read it as
+        #: :class:`~sim_server.core.levels.LevelStreaming` (loaded levels, performers, news of changes).
         self.levels = LevelManager(self, self.spec, enable_levels)
         self.before_step_hooks.insert(0, self.levels.update)
         for layer in self.layers:
@@ -497,7 +457,7 @@ class World:
             raise RequestError(problem)
         if name in self.models:
             raise EntityError(f'model with name "{name}" already exists')
-        if any(crowd.has(name) for crowd in self.crowds):
+        if self.crowds.has(name):
             raise EntityError(f'a pedestrian named "{name}" exists already')
         check_pose(pose)
 
@@ -685,10 +645,8 @@ class World:
 
     def close(self) -> None:
         """Remove every person, model (telling the listeners) and layer."""
-        for crowd in self.crowds:
-            crowd.close()
+        for crowd in self.crowds.close():
             self.remove_listener(crowd)
-        self.crowds.clear()
         for name in list(self.models):
             self.delete_model(name)
         self.plugins.close()

@@ -16,13 +16,14 @@ here. Topics are absolute (one leading ``/``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from sim_server.core.format.entity_names import PRIVATE_MARK, SERVER_NODE_NAME
+from sim_server.core.plugins.api import ModelPlugins
 from sim_server.core.plugins.capabilities import ImageSource, OdometrySource, ScanSource, TwistCommand, VelocityDriven
 
 if TYPE_CHECKING:
-    from sim_server.core.world import World
+    from sim_server.core.physics.model import Model
 
 #: What :func:`sensor_kind` says a plugin is.
 LASER, CAMERA, ODOMETRY = "laser", "camera", "odometry"
@@ -36,7 +37,17 @@ def absolute_topic(name: str) -> str:
     return "/" + name.lstrip("/")
 
 
-def world_plugins(world: "World") -> list[Any]:
+class PluginsOfModels(Protocol):
+    """What discovery reads of a world: its models and their plugins."""
+
+    @property
+    def models(self) -> Mapping[str, "Model"]: ...
+
+    @property
+    def plugins(self) -> ModelPlugins: ...
+
+
+def world_plugins(world: PluginsOfModels) -> list[Any]:
     """Every model plugin of ``world`` now, model by model."""
     return [plugin for model in world.models.values() for plugin in world.plugins.plugins_of(model)]
 
@@ -62,7 +73,7 @@ def drive_command(plugin: Any) -> TwistCommand | None:
     return command if isinstance(command, TwistCommand) and isinstance(command.topic, str) else None
 
 
-def drive_commands(world: "World") -> dict[str, list[Any]]:
+def drive_commands(world: PluginsOfModels) -> dict[str, list[Any]]:
     """The velocity commands of ``world``'s drives by absolute topic (drives may share one)."""
     found: dict[str, list[Any]] = {}
     for plugin in world_plugins(world):
@@ -72,7 +83,7 @@ def drive_commands(world: "World") -> dict[str, list[Any]]:
     return found
 
 
-def sensor_topics(world: "World", kind: str) -> list[str]:
+def sensor_topics(world: PluginsOfModels, kind: str) -> list[str]:
     """The absolute topics of ``world``'s sensors of ``kind`` (sorted, each once): the scans'
     or pictures' topics, the odometry's noisy one."""
     topics = set()

@@ -30,7 +30,7 @@ class LevelsInterface(WorldUser):
         self._world = world
         self._services = [node.create_service(SetPerformer, "set_performer", self._set_performer)]
         self._publisher = node.create_publisher(Levels, "~/levels", LATCHED_QOS)
-        world.levels.listeners.append(self._on_levels_changed)
+        world.levels.add_listener(self._on_levels_changed)
         self.publish()
 
     def publish(self) -> None:
@@ -51,10 +51,9 @@ class LevelsInterface(WorldUser):
         """Follow the level manager of ``world`` from now on."""
         self.close()
         super().use_world(world, loaded)
-        world.levels.listeners.append(self._on_levels_changed)
+        world.levels.add_listener(self._on_levels_changed)
         self.publish()
 
     def close(self) -> None:
         """Stop following the level manager."""
-        if self._on_levels_changed in self._world.levels.listeners:
-            self._world.levels.listeners.remove(self._on_levels_changed)
+        self._world.levels.remove_listener(self._on_levels_changed)

@@ -59,7 +59,7 @@ def test_a_person_in_personal_space_costs_and_a_touch_ends_the_episode() -> None
     fleet, world = env.fleet, env.world
     for crowd in world.crowds:  # only the one the test places
         for name in crowd.names():
-            world.delete_pedestrian(name)
+            world.crowds.remove(name)
     robot = world.models["robot"].first_body.physics_body
     x, y = robot.position
     heading = robot.angle

@@ -32,7 +32,7 @@ def observed(**options) -> tuple[NavigationEnv, np.ndarray]:
     world = env.world
     for crowd in world.crowds:
         for name in crowd.names():
-            world.delete_pedestrian(name)
+            world.crowds.remove(name)
     for place in (BEHIND_THE_BOX, IN_SIGHT):
         world.spawn_pedestrian("people", place)
     world.set_model_state("robot", Pose2D(*ROBOT, 0.0), 0.0, 0.0, 0.0)

@@ -49,7 +49,7 @@ def test_a_client_sees_walls_models_people_scans_transforms_and_time(world: Worl
     assert walls.frame_id == "map" and len(walls.lines[0].points) == 2 * len(world.layers[0].world_edges())
     assert entities["model/cleaner1"].lines  # its polygon footprints, outlined
     people = entities["crowd/people"].cylinders
-    assert len(people) == world.crowd("people").people.count == 55
+    assert len(people) == world.crowds.named("people").people.count == 55
     transforms = client.messages["/tf"][-1].transforms
     tree = {t.child_frame_id: t.parent_frame_id for t in transforms}  # as the ROS node names the frames
     assert tree["base"] == "map" and tree["laser_front"] == "base"

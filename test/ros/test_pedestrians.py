@@ -18,7 +18,7 @@ def test_every_pedestrian_in_one_states_message(crowd: Harness) -> None:
     crowd.client.create_subscription(Pedestrians, topic, received.append, 10)
     crowd.run_until(lambda: len(received) >= 3, "pedestrian states")
     message = received[-1]
-    people = crowd.server.world.crowd("people")
+    people = crowd.server.world.crowds.named("people")
     count = len(message.names)
     assert count >= 55 and all(len(getattr(message, key)) == count for key in (
         "crowds", "x", "y", "yaw", "vx", "vy", "radius", "group", "state"))
@@ -47,7 +47,7 @@ def test_markers_draw_each_crowd_as_one_list(crowd: Harness) -> None:
 
 def test_nothing_is_built_without_subscribers(crowd: Harness, monkeypatch) -> None:
     built = []
-    people = crowd.server.world.crowd("people")
+    people = crowd.server.world.crowds.named("people")
     monkeypatch.setattr(people, "snapshot", lambda: built.append(1))
     crowd.run_ticks(200)
     assert not built
@@ -71,6 +71,6 @@ def test_delete_model_deletes_pedestrians_too(crowd: Harness) -> None:
 
     response = crowd.call(DeleteModel, "/delete_model", DeleteModel.Request(name="people_1"))
     assert response.success and "pedestrian" in response.message
-    assert crowd.server.world.find_pedestrian("people_1") is None
+    assert crowd.server.world.crowds.find("people_1") is None
     again = crowd.call(DeleteModel, "/delete_model", DeleteModel.Request(name="people_1"))
     assert not again.success

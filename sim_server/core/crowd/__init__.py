@@ -1,5 +1,7 @@
 """Crowds: pedestrians that walk among the walls and the robots, as bodies every sensor sees.
 
+* :mod:`.crowds` -- a world's crowds as one collection (``world.crowds``): people found, added
+  and removed by name, counted, stepped, seen;
 * :mod:`.crowd` -- a crowd in the physics world (:class:`~.crowd.Crowd`): its people as kinematic
   circles, their goals, waits, groups and spawners, one update for all of them;
 * :mod:`.people` -- the people's state as arrays;

@@ -94,6 +94,18 @@ class PluginWorld(WorldView, Protocol):
         """Set a model's pose and twist (m/s, rad/s, world frame) at once."""
 
 
+class ModelPlugins(Protocol):
+    """The plugins of the world's models, as the layers above the core read them
+    (``world.plugins``; loading and running them is the world's business). Find what a plugin
+    offers by :mod:`~sim_server.core.plugins.capabilities`, not by its class."""
+
+    def plugins_of(self, model: "Model") -> "list[Plugin]":
+        """The live plugins of ``model``, in load order."""
+
+    def find(self, model: "Model", name: str) -> "Plugin":
+        """The live plugin called ``name`` of ``model`` (``KeyError`` when there is none)."""
+
+
 #: Version of this API; a plugin class declares the version it was written for.
 PLUGIN_API_VERSION = 1
 #: Entry point group of model plugins.

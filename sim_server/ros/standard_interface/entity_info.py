@@ -54,7 +54,7 @@ def physical_category(model: Model) -> int:
 def person_named(world: World, name: str) -> tuple[Crowd, int] | None:
     """(crowd, row) of the pedestrian called ``name``, None when a model or nobody is (a model
     comes first)."""
-    return None if name in world.models else world.find_pedestrian(name)
+    return None if name in world.models else world.crowds.find(name)
 
 
 def check_category(category: int, what: str) -> None:

@@ -29,7 +29,7 @@ def scenario_world(tmp_path: Path, body: str, seed: int = 1) -> World:
 def test_a_strong_attraction_draws_a_person_standing_nearby_into_its_box(tmp_path: Path) -> None:
     world = scenario_world(tmp_path, '<attraction id="shop" x="10" y="0" width="4" height="2" strength="50"/>\n'
                                      '<agent x="8" y="-3" n="1"/>\n')
-    crowd = world.crowd("street")
+    crowd = world.crowds.named("street")
     drawn_at = None
     inside = 0
     for update in range(int(60 / STEP)):
@@ -48,7 +48,7 @@ def test_no_pull_at_strength_zero_or_beyond_seven_metres(tmp_path: Path) -> None
     world = scenario_world(tmp_path, '<attraction id="board" x="0" y="0" width="2" height="2" strength="0"/>\n'
                                      '<attraction id="far" x="30" y="0" width="2" height="2" strength="1000"/>\n'
                                      '<agent x="1" y="3" n="1"/><agent x="22.9" y="0" n="1"/>\n')
-    crowd = world.crowd("street")
+    crowd = world.crowds.named("street")
     for _ in range(int(60 / STEP / 20)):
         world.step(20)
         assert (crowd.people.rows("activity") == ON_ROUTE).all()
@@ -61,7 +61,7 @@ def test_people_are_drawn_at_pedsims_rate(tmp_path: Path) -> None:
     body = "".join(f'<attraction id="a{k}" x="3.5" y="{1.5 * k:g}" width="0.5" height="0.5" strength="1"/>\n'
                    f'<agent x="0" y="{1.5 * k:g}" n="1"/>\n' for k in range(40))
     world = scenario_world(tmp_path, body, seed=3)
-    crowd = world.crowd("street")
+    crowd = world.crowds.named("street")
     ever = np.zeros(40, dtype=bool)
     numbers = crowd.people.rows("number").copy()
     for _ in range(int(50 / STEP)):
@@ -77,7 +77,7 @@ def test_people_leave_at_pedsims_rate_and_go_back_to_their_route(tmp_path: Path)
             '<attraction id="shop" x="6" y="5" width="12" height="4" strength="10000"/>\n'
             '<agent x="6" y="0" n="30" dx="12" dy="4"><addwaypoint id="w"/><addwaypoint id="e"/></agent>\n')
     world = scenario_world(tmp_path, body)
-    crowd = world.crowd("street")
+    crowd = world.crowds.named("street")
     shopping_time = 0.0
     leaves = 0
     before = crowd.people.rows("activity").copy()
@@ -102,7 +102,7 @@ def test_a_group_goes_to_the_attraction_and_leaves_it_together(tmp_path: Path) -
             '<attraction id="shop" x="6" y="4" width="6" height="2" strength="20"/>\n'
             '<agent x="6" y="0" n="12" dx="6" dy="2"><addwaypoint id="w"/><addwaypoint id="e"/></agent>\n')
     world = scenario_world(tmp_path, body, seed=4)
-    crowd = world.crowd("street")
+    crowd = world.crowds.named("street")
     groups = crowd.people.rows("group")
     assert (groups >= 0).any()
     seen_shopping = False
@@ -124,7 +124,7 @@ def test_spots_are_never_inside_walls_or_cut_off(tmp_path: Path) -> None:
             '<attraction id="shop" x="10" y="10" width="9" height="9" strength="1000"/>\n'
             '<agent x="10" y="4" n="15" dx="8" dy="1"/>\n')
     world = scenario_world(tmp_path, body, seed=2)
-    crowd = world.crowd("street")
+    crowd = world.crowds.named("street")
     spots = []
     for _ in range(int(120 / STEP / 5)):
         world.step(5)

@@ -47,7 +47,7 @@ WALKERS = """\
 
 def test_people_walk_to_goals_through_the_door(tmp_path: Path) -> None:
     world = make_world(tmp_path, WALKERS)
-    crowd = world.crowd("people")
+    crowd = world.crowds.named("people")
     assert crowd.people.count == 12
     start = crowd.positions().copy()
     crossed = np.zeros(12, dtype=bool)
@@ -60,7 +60,7 @@ def test_people_walk_to_goals_through_the_door(tmp_path: Path) -> None:
 
 def test_people_never_enter_walls(tmp_path: Path) -> None:
     world = make_world(tmp_path, WALKERS)
-    crowd = world.crowd("people")
+    crowd = world.crowds.named("people")
     for _ in range(100):
         world.step(20)
         x, y = crowd.positions().T
@@ -76,12 +76,12 @@ def test_the_same_seed_walks_the_same_way_and_reset_repeats_it(tmp_path: Path) -
     other = make_world(tmp_path / "c", WALKERS, seed=8) if (tmp_path / "c").mkdir() is None else None
     for world in (first, second, other):
         world.step(300)
-    a, b, c = (w.crowd("people").positions() for w in (first, second, other))
+    a, b, c = (w.crowds.named("people").positions() for w in (first, second, other))
     assert np.array_equal(a, b)
     assert not np.array_equal(a, c)
     first.reset()
     first.step(300)
-    assert np.array_equal(first.crowd("people").positions(), a)
+    assert np.array_equal(first.crowds.named("people").positions(), a)
     for world in (first, second, other):
         world.close()
 
@@ -94,7 +94,7 @@ def test_waypoints_in_order_and_looping_with_waits(tmp_path: Path) -> None:
       - {start: [3, 0]}
 """
     world = make_world(tmp_path, crowd)
-    guard = world.crowd("guard")
+    guard = world.crowds.named("guard")
     visits, standing = [], guard.positions()[1].copy()
     for _ in range(300):
         world.step(10)
@@ -113,7 +113,7 @@ def test_spawners_respect_rate_limit_and_total_and_people_leave_at_the_end(tmp_p
       - {at: [-5, 0], rate: 2.0, limit: 5, total: 8, waypoints: [[-1, 0]]}
 """
     world = make_world(tmp_path, crowd)
-    visitors = world.crowd("visitors")
+    visitors = world.crowds.named("visitors")
     most, names = 0, set()
     for _ in range(400):
         world.step(10)
@@ -133,7 +133,7 @@ def test_groups_stay_together(tmp_path: Path) -> None:
       - {count: 3, start: [-4, 0], goals: right, group: true}
 """
     world = make_world(tmp_path, crowd)
-    family = world.crowd("family")
+    family = world.crowds.named("family")
     spreads = []
     for _ in range(40):
         world.step(25)
@@ -160,7 +160,7 @@ def test_a_robot_cannot_pass_through_a_person_and_touches_it(tmp_path: Path) -> 
     crowd = "  - name: one\n    agents:\n      - {start: [-1.5, 0]}\n"
     world = make_world(tmp_path, crowd, robot=True)
     robot = world.models["robot"].first_body.physics_body
-    person = world.crowd("one").positions()[0]
+    person = world.crowds.named("one").positions()[0]
     touched = bumped = False
     for _ in range(300):
         robot.linearVelocity = (1.0, 0.0)
@@ -174,7 +174,7 @@ def test_a_robot_cannot_pass_through_a_person_and_touches_it(tmp_path: Path) -> 
             assert (hit.entity_b, hit.body_b) == ("one_0", "body")  # the bumper names the person
             bumped = True
     assert touched and bumped
-    assert np.allclose(world.crowd("one").positions()[0], person, atol=1e-6)  # people are not pushed
+    assert np.allclose(world.crowds.named("one").positions()[0], person, atol=1e-6)  # people are not pushed
     world.close()
 
 
@@ -185,15 +185,15 @@ def test_people_walk_round_a_robot_in_their_way(tmp_path: Path) -> None:
     for _ in range(800):
         robot.linearVelocity = (0.0, 0.0)
         world.step()
-        gap = np.linalg.norm(world.crowd("one").positions()[0] - np.array(robot.position)) - 0.55
+        gap = np.linalg.norm(world.crowds.named("one").positions()[0] - np.array(robot.position)) - 0.55
         assert gap > -0.02
-    assert np.linalg.norm(world.crowd("one").positions()[0] - (-1, 0)) < 0.6
+    assert np.linalg.norm(world.crowds.named("one").positions()[0] - (-1, 0)) < 0.6
     world.close()
 
 
 def test_people_are_added_and_removed_at_run_time(tmp_path: Path) -> None:
     world = make_world(tmp_path, "  - name: crowd\n")
-    crowd = world.crowd("crowd")
+    crowd = world.crowds.named("crowd")
     name = crowd.add((-3.0, 0.0), [(-3.0, 2.0), (-3.0, -2.0)])
     assert crowd.names() == [name]
     with pytest.raises(RequestError, match="within 0.3 m of a wall"):
@@ -208,7 +208,7 @@ def test_people_are_added_and_removed_at_run_time(tmp_path: Path) -> None:
 
 def test_orca_crowds_walk_too(tmp_path: Path) -> None:
     world = make_world(tmp_path, WALKERS.replace("  - name: people\n", "  - name: people\n    model: orca\n"))
-    crowd = world.crowd("people")
+    crowd = world.crowds.named("people")
     start = crowd.positions().copy()
     world.step(2000)
     assert np.linalg.norm(crowd.positions() - start, axis=1).mean() > 1.0
@@ -220,7 +220,7 @@ def test_replicas_share_one_crowd_and_copies_keep_to_themselves(tmp_path: Path) 
 
     world = make_world(tmp_path, WALKERS, replicas=Replicas(3, 2.0))
     assert [crowd.name for crowd in world.crowds] == ["people"]
-    crowd = world.crowd("people")
+    crowd = world.crowds.named("people")
     copies = crowd.people.rows("copy")
     assert np.bincount(copies).tolist() == [12, 12, 12]
     names = crowd.names()
@@ -245,13 +245,13 @@ def test_a_copy_walks_as_the_same_world_alone_would(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     alone = make_world(tmp_path / "a", WALKERS, seed=5)
     copied = make_world(tmp_path / "b", WALKERS, seed=5, replicas=Replicas(3, 2.0))
-    alone.crowd("people").restart(0, 17)
-    copied.crowd("people").restart(0, 17)
+    alone.crowds.named("people").restart(0, 17)
+    copied.crowds.named("people").restart(0, 17)
     alone.step(200)
     copied.step(200)
-    mine = copied.crowd("people")
+    mine = copied.crowds.named("people")
     local = mine.local_positions()[mine.people.rows("copy") == 0]
-    assert np.allclose(local, alone.crowd("people").local_positions(), atol=1e-4)
+    assert np.allclose(local, alone.crowds.named("people").local_positions(), atol=1e-4)
     alone.close()
     copied.close()
 
@@ -271,7 +271,7 @@ def test_the_world_spawns_finds_and_deletes_people_by_name(tmp_path: Path) -> No
     world = make_world(tmp_path, "  - name: crowd\n", robot=True)
     name = world.spawn_pedestrian("crowd", (-3.0, 2.0), [(-3.0, -2.0)], 1.0)
     assert name == "crowd_0"
-    crowd, row = world.find_pedestrian(name)
+    crowd, row = world.crowds.find(name)
     assert crowd.name == "crowd" and crowd.state_of(row)[:2] == pytest.approx((-3.0, 2.0))
     assert world.spawn_pedestrian("crowd", (2.0, 0.0), name="alice") == "alice"
     with pytest.raises(EntityError, match="exists already"):
@@ -289,21 +289,21 @@ def test_the_world_spawns_finds_and_deletes_people_by_name(tmp_path: Path) -> No
     crowd.place(crowd.row_of("alice"), 3.0, 1.0, 0.5, 0.2, 0.0)
     assert crowd.state_of(crowd.row_of("alice")) == pytest.approx((3.0, 1.0, 0.5, 0.2, 0.0), abs=1e-6)
     world.step(50)
-    world.delete_pedestrian("alice")
-    assert world.find_pedestrian("alice") is None
+    world.crowds.remove("alice")
+    assert world.crowds.find("alice") is None
     with pytest.raises(EntityError):
-        world.delete_pedestrian("alice")
+        world.crowds.remove("alice")
     world.close()
 
 
 def test_resets_of_parts_remove_added_people_and_bring_people_back(tmp_path: Path) -> None:
     world = make_world(tmp_path, WALKERS)
-    crowd = world.crowd("people")
+    crowd = world.crowds.named("people")
     entered = crowd.positions().copy()
     added = world.spawn_pedestrian("people", (-3.0, 0.0))
     world.step(300)
     world.delete_spawned_models()
-    assert world.find_pedestrian(added) is None and crowd.people.count == 12
+    assert world.crowds.find(added) is None and crowd.people.count == 12
     world.restore_models()
     assert np.allclose(crowd.positions(), entered, atol=1e-5)
     assert np.allclose(crowd.people.rows("velocity"), 0.0)

@@ -163,7 +163,7 @@ def test_a_world_file_turns_each_force_off(tmp_path: Path, key: str) -> None:
         crowd = WALKERS + (f"    parameters: {{{key}: 0}}\n" if setting == "off" else "")
         world = make_world(folder, crowd, seed=4)
         world.step(300)
-        paths[setting] = world.crowd("people").positions().copy()
+        paths[setting] = world.crowds.named("people").positions().copy()
         world.close()
     assert np.array_equal(paths["default"], paths["default again"])
     if key == "random_factor":  # the random force always acts; the along-wall force only where someone is stuck

@@ -103,7 +103,7 @@ def test_generated_places_load_exactly_when_their_people_can_walk_them(
     world = World.from_file(write_world(tmp_path, [crowd]))
     try:
         world.step(100)
-        people = world.crowd("people")
+        people = world.crowds.named("people")
         assert np.isfinite(people.positions()).all()
         for x, y in people.positions():
             assert side(float(x), float(y)) == side(*start), (x, y)
@@ -142,7 +142,7 @@ def test_a_region_across_walls_places_people_only_where_their_route_goes_on(tmp_
     crowd["spawners"] = [{"at": "porch", "rate": 20.0, "limit": 10, "waypoints": [[-3, 3]]}]
     world = World.from_file(write_world(tmp_path, [crowd]))
     try:
-        people = world.crowd("people")
+        people = world.crowds.named("people")
         zones = [side(float(x), float(y)) for x, y in people.positions()]
         assert zones[:12] == ["left"] * 12 and zones[12:24] == ["outside"] * 12 and zones[24:] == ["left"] * 6
         world.step(100)  # the spawner's people too
@@ -162,7 +162,7 @@ def test_people_outside_walk_round_the_building_to_a_place_beyond_the_map(tmp_pa
     crowd["spawners"] = []
     world = World.from_file(write_world(tmp_path, [crowd]))
     try:
-        people = world.crowd("people")
+        people = world.crowds.named("people")
         for _ in range(80):
             world.step(100)
             if math.dist(people.positions()[0], (16, 0.5)) < 0.6:
@@ -175,7 +175,7 @@ def test_people_outside_walk_round_the_building_to_a_place_beyond_the_map(tmp_pa
 def test_run_time_people_and_places_keep_to_where_their_goals_can_be_reached(tmp_path: Path) -> None:
     world = World.from_file(write_world(tmp_path, [CROWD]))
     try:
-        people = world.crowd("people")
+        people = world.crowds.named("people")
         with pytest.raises(RequestError, match=r"goal 0 \(200, 200\) cannot be reached"):
             people.add((-3.0, 0.0), [(200.0, 200.0)])
         name = people.add((-9.0, 0.0), [(200.0, 200.0)])  # outside both: fine

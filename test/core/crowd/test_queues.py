@@ -48,7 +48,7 @@ def arrivals(count: int, spacing: float) -> str:
 @pytest.mark.parametrize("model", ["social_force", "orca"])
 def test_people_line_up_in_the_order_they_came_and_pass_one_by_one(tmp_path: Path, model: str) -> None:
     world = scenario_world(tmp_path, CORRIDOR + arrivals(6, 0.8), model)
-    crowd = world.crowd("hall")
+    crowd = world.crowds.named("hall")
     lines = crowd.goals.queues.lines[0]
     numbers_by_x = crowd.people.rows("number")[np.argsort(-crowd.local_positions()[:, 0])].tolist()
     joined: list[int] = []
@@ -78,7 +78,7 @@ def test_people_line_up_in_the_order_they_came_and_pass_one_by_one(tmp_path: Pat
 
 def test_the_wait_at_the_head_is_pedsims_gamma_on_average(tmp_path: Path) -> None:
     world = scenario_world(tmp_path, CORRIDOR + arrivals(12, 0.8))
-    crowd = world.crowd("hall")
+    crowd = world.crowds.named("hall")
     waits: dict[float, float] = {}
     for _ in range(int(200 / STEP)):
         world.step(1)
@@ -101,7 +101,7 @@ def test_people_walking_to_a_line_join_its_end_not_its_head(tmp_path: Path) -> N
     body += "".join(f'<agent x="{30 + 1.2 * k:g}" y="4" n="1"><addqueue id="desk"/></agent>\n' for k in range(5))
     body += '<agent x="12" y="4" n="1"><addqueue id="desk"/></agent>\n'
     world = scenario_world(tmp_path, body)
-    crowd = world.crowd("hall")
+    crowd = world.crowds.named("hall")
     late = int(crowd.people.rows("number")[np.argmin(crowd.local_positions()[:, 0])])
     for _ in range(400):
         world.step(5)
@@ -119,7 +119,7 @@ def test_a_waypoints_radius_is_where_it_counts_as_reached(tmp_path: Path) -> Non
     body = ('<waypoint id="a" x="0" y="0" r="3"/><waypoint id="b" x="20" y="0" r="3"/>\n'
             '<agent x="10" y="0" n="1"><addwaypoint id="a"/><addwaypoint id="b"/></agent>\n')
     world = scenario_world(tmp_path, body)
-    crowd = world.crowd("hall")
+    crowd = world.crowds.named("hall")
     turned_at = None
     for _ in range(int(12 / STEP)):
         before = math.hypot(*crowd.local_positions()[0])
@@ -138,7 +138,7 @@ def test_sinks_take_people_out_and_plain_stops_do_not(tmp_path: Path) -> None:
             '<agent x="3" y="0" n="3" dx="1" dy="1"><addwaypoint id="a"/><addwaypoint id="out"/></agent>\n'
             '<agent x="3" y="5" n="2" dx="1" dy="1"><addwaypoint id="src"/><addwaypoint id="a"/></agent>\n')
     world = scenario_world(tmp_path, body)
-    crowd = world.crowd("hall")
+    crowd = world.crowds.named("hall")
     world.step(int(30 / STEP))
     assert crowd.people.count == 2  # the three went out; a source is a plain stop
     world.close()
@@ -149,18 +149,18 @@ def test_copies_of_a_world_keep_their_own_lines_and_the_first_queues_as_alone(tm
     (tmp_path / "b").mkdir()
     alone = scenario_world(tmp_path / "a", CORRIDOR + arrivals(5, 2.0), seed=7)
     copied = scenario_world(tmp_path / "b", CORRIDOR + arrivals(5, 2.0), seed=7, replicas=Replicas(3, 2.0))
-    alone.crowd("hall").restart(0, 11)
-    copied.crowd("hall").restart(0, 11)
+    alone.crowds.named("hall").restart(0, 11)
+    copied.crowds.named("hall").restart(0, 11)
     for _ in range(40):
         alone.step(50)
         copied.step(50)
-        mine = copied.crowd("hall")
+        mine = copied.crowds.named("hall")
         lines = mine.goals.queues.lines
         numbers = dict(zip(mine.people.rows("number").tolist(), mine.people.rows("copy").tolist()))
         for copy, copy_lines in enumerate(lines):
             assert all(numbers[number] == copy for number in copy_lines[0])
         first = mine.local_positions()[mine.people.rows("copy") == 0]
-        assert np.allclose(np.sort(first, axis=0), np.sort(alone.crowd("hall").local_positions(), axis=0), atol=1e-3)
+        assert np.allclose(np.sort(first, axis=0), np.sort(alone.crowds.named("hall").local_positions(), axis=0), atol=1e-3)
     alone.close()
     copied.close()
 
@@ -169,7 +169,7 @@ def test_people_go_on_along_their_route_after_the_queue(tmp_path: Path) -> None:
     body = CORRIDOR.replace('b="2"', 'b="0"') + (
         '<agent x="10" y="4" n="2" dx="1" dy="1"><addqueue id="desk"/><addwaypoint id="exit"/></agent>\n')
     world = scenario_world(tmp_path, body)
-    crowd = world.crowd("hall")
+    crowd = world.crowds.named("hall")
     activities = set()
     for _ in range(300):
         world.step(10)

@@ -41,7 +41,7 @@ def test_without_bodies_nobody_is_active() -> None:
 
 def test_only_people_near_a_robot_are_active(tmp_path: Path) -> None:
     world = make_world(tmp_path, WALKERS, robot=True)
-    crowd = world.crowd("people")
+    crowd = world.crowds.named("people")
     body = world.models["robot"].first_body.physics_body  # people walking into it push it
     seen_active = seen_inactive = 0
     world.step(1)
@@ -67,9 +67,9 @@ def test_people_walk_the_same_whether_bodies_are_active_or_not(tmp_path: Path, m
     monkeypatch.setattr(touch, "REACH_SLACK", 1e4)  # every body active
     everyone = make_world(tmp_path / "b", WALKERS, robot=True) if (tmp_path / "b").mkdir() is None else None
     everyone.step(500)
-    assert everyone.crowd("people").people.rows("active").all()
-    assert not default.crowd("people").people.rows("active").all()
-    a, b = default.crowd("people").positions(), everyone.crowd("people").positions()
+    assert everyone.crowds.named("people").people.rows("active").all()
+    assert not default.crowds.named("people").people.rows("active").all()
+    a, b = default.crowds.named("people").positions(), everyone.crowds.named("people").positions()
     assert np.abs(a - b).max() < 1e-4  # float32 integration in Box2D against float64 on the arrays
     default.close()
     everyone.close()
@@ -82,7 +82,7 @@ def _touching(world, name: str) -> bool:
 
 def test_a_robot_put_on_a_person_meets_it_before_the_next_update(tmp_path: Path) -> None:
     world = make_world(tmp_path, "  - name: one\n    agents:\n      - {start: [3, 0]}\n", robot=True)
-    crowd = world.crowd("one")
+    crowd = world.crowds.named("one")
     world.step(crowd.every + 1)  # the next update is every - 1 steps away
     assert crowd.every >= 3 and not crowd.people.rows("active").any()  # the robot is 6 m away
     world.move_model("robot", Pose2D(3.4, 0.0, 0.0))  # overlapping the person
@@ -100,7 +100,7 @@ def test_a_robot_that_speeds_up_between_updates_still_meets_people(tmp_path: Pat
     """A robot standing still when the crowd last looked, then launched at a person: the person
     stops it, however fast it comes (the speed guard checks again on the step it speeds up)."""
     world = make_world(tmp_path, "  - name: one\n    agents:\n      - {start: [-1.5, 0]}\n", robot=True)
-    crowd = world.crowd("one")
+    crowd = world.crowds.named("one")
     robot = world.models["robot"].first_body.physics_body  # at (-3, 0)
     world.step(crowd.every + 1)  # the last update was a step ago: the next is every - 1 steps away
     assert crowd.every >= 3 and not crowd.people.rows("active").any()

@@ -49,7 +49,7 @@ def world_with(tmp_path: Path, footprint: str, model: str, robot_visible: bool =
 def gap_to_robot(world: World, point: np.ndarray) -> float:
     """Distance (m) from a person's body at ``point`` to the robot's footprint (negative: overlap)."""
     body = world.models["robot"].bodies["base"].physics_body
-    crowd = world.crowd("people")
+    crowd = world.crowds.named("people")
     footprints = crowd.robots().footprints
     assert len(footprints.centres) == 1
     distance, _, _ = nearest_on_footprint(point[0], point[1], 0, body.position[0], body.position[1], body.angle,
@@ -67,7 +67,7 @@ def test_a_person_walks_round_a_standing_robot_without_shoving_it(tmp_path: Path
     footprint = (CIRCLE if shape == "circle" else SQUARE).format(size=size)
     world = world_with(tmp_path, footprint, model)
     try:
-        crowd = world.crowd("people")
+        crowd = world.crowds.named("people")
         body = world.models["robot"].bodies["base"].physics_body
         start = np.array(body.position)
         smallest_gap = math.inf
@@ -95,7 +95,7 @@ def test_a_robot_driving_at_a_person_is_never_pushed_by_it(tmp_path: Path, model
     touch, the robot's bumper reports it."""
     world = world_with(tmp_path, CIRCLE.format(size=0.4), model, start=(2.0, 0.0), goal=(2.0, 0.0))
     try:
-        crowd = world.crowd("people")
+        crowd = world.crowds.named("people")
         drive = world.plugins.plugins_of(world.models["robot"])[0]
         drive.command.linear, drive.command.angular = 1.0, 0.0
         bumper = world.plugins.plugins_of(world.models["robot"])[1]
@@ -129,14 +129,14 @@ def test_an_invisible_robot_is_ignored_but_not_walked_through(tmp_path: Path, mo
     try:
         for world in worlds:
             world.step(200)  # 2 s: the person is about 2.6 m along, 3 m from the robot
-        seen, ignored, alone = (world.crowd("people").positions()[0] for world in worlds)
+        seen, ignored, alone = (world.crowds.named("people").positions()[0] for world in worlds)
         # only the one that sees the robot turns: the other walks as if it were not there
         assert np.abs(ignored - alone).max() < 1e-9 and np.abs(seen - alone).max() > 1e-3, (seen, ignored, alone)
         body = hidden.models["robot"].bodies["base"].physics_body
         smallest_gap = math.inf
         for _ in range(600):
             hidden.step(1)
-            smallest_gap = min(smallest_gap, gap_to_robot(hidden, hidden.crowd("people").positions()[0]))
+            smallest_gap = min(smallest_gap, gap_to_robot(hidden, hidden.crowds.named("people").positions()[0]))
         assert smallest_gap > -0.01 and float(np.linalg.norm(np.array(body.position))) < 0.01
         assert smallest_gap < 0.01  # it walked up to the robot: they touch
     finally:
@@ -156,7 +156,7 @@ def test_people_yield_to_a_robot_driving_an_arc_without_yielding_again_each_step
     compared in the world's frame, the same runs yielded 40 to 66 times)."""
     world = world_with(tmp_path, SQUARE.format(size=0.4), model, start=start, goal=goal, robot_at=(0.0, 0.0))
     try:
-        crowd = world.crowd("people")
+        crowd = world.crowds.named("people")
         drive = world.plugins.plugins_of(world.models["robot"])[0]
         drive.command.linear, drive.command.angular = 1.0, 1.0
         between = []

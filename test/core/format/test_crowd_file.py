@@ -66,7 +66,7 @@ def changed(path: tuple, value: Any) -> list[Any]:
 def test_the_example_crowd_loads_and_walks(tmp_path: Path) -> None:
     world = World.from_file(write_world(tmp_path, [CROWD]))
     world.step(500)
-    assert world.crowd("people").people.count >= 5
+    assert world.crowds.named("people").people.count >= 5
     world.close()
 
 
@@ -279,7 +279,7 @@ def test_every_numeric_crowd_key_takes_its_whole_range_and_nothing_beyond(
         assert expect != REFUSED, f"{list(path)} = {value!r} was accepted"
         for _ in range(3):
             world.step(40)
-            people = world.crowd("people")
+            people = world.crowds.named("people")
             assert np.isfinite(people.positions()).all() and np.isfinite(people.people.rows("velocity")).all()
             for body in world.physics.bodies:
                 assert math.isfinite(body.position[0]) and math.isfinite(body.position[1])

@@ -50,7 +50,7 @@ def load_error(path: Path) -> str:
 def test_a_queue_scenario_becomes_walls_stops_queues_and_people(tmp_path: Path) -> None:
     scenario = read_pedsim_scenario(DATA / "queue.xml")
     world = World.from_file(write_world(tmp_path, {"name": "hall", "pedsim_scenario": "queue.xml", "seed": 1}))
-    crowd = world.crowd("hall")
+    crowd = world.crowds.named("hall")
     spec = crowd.spec
     assert crowd.people.count == scenario.people == 15
     assert spec.walls == tuple((o.x1, o.y1, o.x2, o.y2) for o in scenario.obstacles)
@@ -77,8 +77,8 @@ def test_pedsim_walls_make_a_layer_that_robots_and_lasers_see(tmp_path: Path) ->
     assert [layer.name for layer in world.layers] == ["floor", "hall_walls"]
     layer = world.layers[1]
     assert layer.body is not None and len(layer.edges) == 4
-    assert np.allclose(np.sort(layer.world_edges(), axis=0), np.sort(np.array(world.crowd("hall").spec.walls), axis=0))
-    assert len(world.crowd("hall")._wall_index().segments) == 4  # the layer's, not twice
+    assert np.allclose(np.sort(layer.world_edges(), axis=0), np.sort(np.array(world.crowds.named("hall").spec.walls), axis=0))
+    assert len(world.crowds.named("hall")._wall_index().segments) == 4  # the layer's, not twice
     # a ray from the hall's middle eastwards meets the east wall (x = 24)
     from Box2D import b2
 
@@ -100,8 +100,8 @@ def test_pedsim_walls_make_a_layer_that_robots_and_lasers_see(tmp_path: Path) ->
 def test_a_crowd_with_its_own_layers_gets_the_walls_layer_too(tmp_path: Path) -> None:
     path = write_world(tmp_path, {"name": "hall", "pedsim_scenario": "queue.xml", "pedsim_walls": True, "layers": ["floor"]})
     world = World.from_file(path)
-    assert world.crowd("hall").spec.layers == ("floor", "hall_walls")
-    assert len(world.crowd("hall")._wall_index().segments) == 4
+    assert world.crowds.named("hall").spec.layers == ("floor", "hall_walls")
+    assert len(world.crowds.named("hall")._wall_index().segments) == 4
     world.close()
 
 
@@ -113,10 +113,10 @@ def test_the_robot_agent_is_a_named_pose_or_ignored(tmp_path: Path) -> None:
     assert set(poses) == {"dock", "robot_start"}
     assert (poses["robot_start"].pose.x, poses["robot_start"].pose.y) == (1.0, 1.0)
     assert "spawn" in poses["robot_start"].tags
-    assert world.crowd("room").people.count == 5  # the robot is no person
+    assert world.crowds.named("room").people.count == 5  # the robot is no person
     world.close()
     ignored = World.from_file(write_world(tmp_path, {"name": "room", "pedsim_scenario": "robot.xml"}, ("robot.xml",)))
-    assert not ignored.spec.named_poses and ignored.crowd("room").people.count == 5
+    assert not ignored.spec.named_poses and ignored.crowds.named("room").people.count == 5
     ignored.close()
 
 
@@ -129,7 +129,7 @@ def test_elders_walk_slower_and_clusters_split_into_poisson_groups(tmp_path: Pat
         "</scenario>\n"
     )
     world = World.from_file(write_world(tmp_path, {"name": "crowd", "pedsim_scenario": "many.xml", "seed": 5}, ()))
-    people = world.crowd("crowd").people
+    people = world.crowds.named("crowd").people
     speeds, groups = people.rows("speed"), people.rows("group")
     assert (speeds[400:] <= ELDER_SPEED).all() and (speeds[:400] > ELDER_SPEED).any()
     mine = groups[:400]
@@ -154,7 +154,7 @@ def test_what_is_modelled_otherwise_is_named_in_one_line(tmp_path: Path, caplog:
 
 def test_the_example_station_loads_and_its_people_queue_shop_and_leave() -> None:
     world = World.from_file(STATION / "world.yaml", step_size=0.05)
-    crowd = world.crowd("hall")
+    crowd = world.crowds.named("hall")
     assert crowd.people.count == 20
     assert "hall_walls" in [layer.name for layer in world.layers]
     seen = set()

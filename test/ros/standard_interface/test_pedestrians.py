@@ -36,7 +36,7 @@ def entities(harness: Harness, **filters) -> list[str]:
 
 def test_people_are_human_entities_after_the_models(crowd) -> None:
     everyone = entities(crowd)
-    people = crowd.server.world.crowd("people").names()
+    people = crowd.server.world.crowds.named("people").names()
     assert everyone == ["cleaner1", *people]
     humans = entities(crowd, categories=[EntityCategory(category=EntityCategory.CATEGORY_HUMAN)])
     assert humans == people
@@ -89,7 +89,7 @@ def test_people_are_spawned_by_crowd_and_deleted(crowd) -> None:
     made = spawn(crowd, name="", allow_renaming=True, uri="pedestrian://people", resource_string=route,
                  initial_pose=pose(25.0, 5.0))
     assert made.result.result == Result.RESULT_OK, made.result.error_message
-    assert made.entity_name.startswith("people_") and world.find_pedestrian(made.entity_name) is not None
+    assert made.entity_name.startswith("people_") and world.crowds.find(made.entity_name) is not None
     named = spawn(crowd, name="visitor", uri="pedestrian://people", initial_pose=pose(26.0, 3.0))
     assert named.entity_name == "visitor"
     again = spawn(crowd, name="visitor", allow_renaming=True, uri="pedestrian://people", initial_pose=pose(27.0, 3.0))
@@ -104,9 +104,9 @@ def test_people_are_spawned_by_crowd_and_deleted(crowd) -> None:
     ):
         refused = spawn(crowd, **fields)
         assert refused.result.result != Result.RESULT_OK and fact in refused.result.error_message, refused.result
-        assert world.find_pedestrian(fields["name"]) is None
+        assert world.crowds.find(fields["name"]) is None
     for name in (made.entity_name, "visitor", "visitor_1"):
-        assert delete(crowd, name).result == Result.RESULT_OK and world.find_pedestrian(name) is None
+        assert delete(crowd, name).result == Result.RESULT_OK and world.crowds.find(name) is None
     assert delete(crowd, "visitor").result == Result.RESULT_NOT_FOUND
 
 
