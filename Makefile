@@ -19,7 +19,7 @@ export ROS_DISTRO
 # Run a command inside the project environment (of ROS_DISTRO).
 IN_ENV = source env.sh &&
 
-.PHONY: setup ros2-tools test test-ros docs demo run bench bench-reference profile clean distclean
+.PHONY: setup ros2-tools example-plugins test test-ros docs demo run bench bench-reference profile clean distclean
 
 setup:
 	bash tools/setup_env.sh
@@ -37,10 +37,17 @@ ros2-tools: setup
 # `make test-ros` runs the `ros` part alone.
 TEST_WORKERS ?= 2
 RUN_TESTS = $(IN_ENV) python -m pytest test -q $(PYTEST_ARGS)
+# The out-of-tree plugin example (a package of its own: a sensor and a world plugin, the plugin
+# tutorial's code) is installed into the environment, editable, and its tests run with those
+# without ROS.
+EXAMPLE_PLUGINS := examples/sim_example_plugins
 
-test: setup ros2-tools
+example-plugins: setup
+	$(IN_ENV) python -m pip install --disable-pip-version-check --no-deps --no-build-isolation -q -e $(EXAMPLE_PLUGINS)
+
+test: setup ros2-tools example-plugins
 	@status=0; \
-	$(RUN_TESTS) -m "not ros" -n $(TEST_WORKERS) || [[ $$? == 5 ]] || status=1; \
+	$(RUN_TESTS) $(EXAMPLE_PLUGINS)/tests -m "not ros" -n $(TEST_WORKERS) || [[ $$? == 5 ]] || status=1; \
 	$(RUN_TESTS) -m ros || [[ $$? == 5 ]] || status=1; \
 	exit $$status
 

@@ -280,6 +280,22 @@ def test_readme_commands_are_those_the_tests_run() -> None:
     assert not untested, f"README commands no test runs (put them on a page's tested block): {untested}"
 
 
+#: An absolute path of a development machine (``/work/...``, ``/home/...``): a reader's has none.
+MACHINE_PATH = re.compile(r"(?:^|[^\w.~/-])(/(?:work|home|root|Users|mnt|srv|opt)/[^\s`)'\"]*)")
+
+
+def test_no_page_names_a_path_of_a_development_machine() -> None:
+    pages = [*DOCS.glob("*.md"), REPO_ROOT / "README.md", *REPO_ROOT.glob("examples/*/README.md"),
+             REPO_ROOT / "bench" / "README.md"]
+    found = [f"{path.relative_to(REPO_ROOT)}:{number}: {match}"
+             for path in pages for number, line in enumerate(path.read_text().splitlines(), 1)
+             for match in MACHINE_PATH.findall(line)]
+    assert not found, "paths of a development machine:\n" + "\n".join(found)
+    assert MACHINE_PATH.findall("data in `/work/shared/flatland_tests/` and /home/me/x") == [
+        "/work/shared/flatland_tests/", "/home/me/x"]
+    assert not MACHINE_PATH.findall("see docs/work/x, http://example.org/home/page and ~/home/x")
+
+
 def test_links_between_pages_resolve() -> None:
     """Links of the README and of the pages reach an existing page or image (the Sphinx build
     checks the anchors); inside docs/, only other pages and images are linked."""

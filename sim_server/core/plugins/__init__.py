@@ -12,9 +12,10 @@
             if self.timer.check(time):
                 ...
 
-* here -- the base classes, their context, the update timer, the YAML reader, sim time, errors,
-  poses, the bounds on input (:mod:`~sim_server.core.limits`) and the capabilities a plugin
-  offers;
+* here -- the base classes, their context, the update timer, the YAML reader, sim time, poses,
+  the bounds on input (:mod:`~sim_server.core.limits`), the capabilities a plugin offers and the
+  errors (``ConfigError`` for a bad configuration; ``EntityError`` and ``RequestError`` from the
+  world's changes);
 * :mod:`.services` -- the ray caster, pictures, body access, the drives' kernels, seeded noise;
 * :mod:`.capabilities` -- the protocols of what plugins offer (all of them also here);
 * :mod:`.api` -- the base classes and the contract a plugin has with the world
@@ -27,7 +28,7 @@ The bundled plugins (``sim_plugins``) import nothing else of the simulator.
 """
 
 from sim_server.core import limits
-from sim_server.core.errors import ConfigError
+from sim_server.core.errors import ConfigError, EntityError, RequestError, SimError
 from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins.api import (
@@ -80,6 +81,7 @@ __all__ = [
     "Advertised",
     "Advertiser",
     "ConfigError",
+    "EntityError",
     "DemandDriven",
     "ImageDatapack",
     "ImageSource",
@@ -94,10 +96,12 @@ __all__ = [
     "PluginWorld",
     "Pose2D",
     "RayCaster",
+    "RequestError",
     "Scan",
     "ScanLayout",
     "ScanSource",
     "SensorMount",
+    "SimError",
     "TimeKeeper",
     "TwistCommand",
     "UpdateInfo",
