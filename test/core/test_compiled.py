@@ -13,8 +13,8 @@ from numba.core.dispatcher import Dispatcher
 
 from sim_server.core import compiled
 from sim_server.core.physics import body_memory
-from sim_server.core.sensing import ray_kernels
 from sim_server.core.pictures import raster
+from sim_server.core.sensing import ray_kernels
 
 
 def test_without_a_cache_location_functions_compile_uncached(monkeypatch: pytest.MonkeyPatch) -> None:
