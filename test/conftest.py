@@ -81,3 +81,21 @@ PLUGIN_MANAGER_TESTS = FLATLAND_DATA / "plugin_manager_tests"
 def plugin(world, model_name: str, plugin_name: str):
     """The plugin ``plugin_name`` of model ``model_name``."""
     return world.plugins.find(world.models[model_name], plugin_name)
+
+
+def install_throwaway_plugins(folder: Path, monkeypatch: pytest.MonkeyPatch, module: str, source: str,
+                              entry_points: dict[str, dict[str, str]]) -> Path:
+    """A throwaway plugin distribution, as ``pip install`` leaves one: the module ``module`` (its
+    ``source``) and a dist-info declaring ``entry_points`` ({group: {type name: class name}}),
+    written to ``folder`` and put on ``sys.path`` for the test. Returns ``folder``; the caller
+    drops ``sys.modules[module]`` when done."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{module}.py").write_text(source)
+    info = folder / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 1.0\n")
+    lines = [line for group, types in entry_points.items()
+             for line in (f"[{group}]", *(f"{name} = {module}:{cls}" for name, cls in types.items()))]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    monkeypatch.syspath_prepend(str(folder))
+    return folder

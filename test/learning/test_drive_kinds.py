@@ -16,7 +16,8 @@ import pytest
 
 from sim_server.learning import NavigationEnv, NavigationTask, NavigationVectorEnv
 from sim_server.learning.parallel_env import NavigationParallelEnv
-from test.conftest import REPO_ROOT
+from sim_server.core.plugins import MODEL_PLUGIN_GROUP
+from test.conftest import REPO_ROOT, install_throwaway_plugins
 
 LEARNING = REPO_ROOT / "config" / "worlds" / "learning"
 LASER = """  - type: Laser
@@ -144,14 +145,8 @@ class Glide(ModelPlugin):
 
 
 def test_a_drive_of_another_package_is_driven_by_its_command(tmp_path: Path, monkeypatch) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "test_glide_plugins.py").write_text(GLIDE_MODULE)
-    info = site / "test_glide_plugins-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: test-glide-plugins\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[sim_server.model_plugins]\nGlide = test_glide_plugins:Glide\n")
-    monkeypatch.syspath_prepend(str(site))
+    install_throwaway_plugins(tmp_path / "site", monkeypatch, "test_glide_plugins", GLIDE_MODULE,
+                              {MODEL_PLUGIN_GROUP: {"Glide": "Glide"}})
     env = NavigationEnv(_world(tmp_path, "glide"), task=NavigationTask())
     try:
         env.reset(seed=3)

@@ -14,13 +14,6 @@ from sim_example_plugins.doors import CLOSED, CLOSING, OPEN, OPENING, Doors
 from sim_server.core import ConfigError, World
 
 
-@pytest.fixture
-def world() -> World:
-    made = World.from_file(TWO_ROOMS, step_size=0.01)
-    yield made
-    made.close()
-
-
 def _doors(world: World) -> Doors:
     (doors,) = world.plugins.world_plugins
     return doors

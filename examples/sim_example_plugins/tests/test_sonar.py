@@ -21,13 +21,6 @@ from sim_server.rendering.overlays import laser_rays
 SONAR_X, DOOR_FACE_X, FAR_WALL_X = -1.8, -0.05, 6.0
 
 
-@pytest.fixture
-def world() -> World:
-    made = World.from_file(TWO_ROOMS, step_size=0.01)
-    yield made
-    made.close()
-
-
 def _sonar(world: World) -> Sonar:
     return world.plugins.find(world.model("robot"), "sonar")
 

@@ -27,6 +27,7 @@ from sim_server.live.log import record_mcap
 from sim_server.live.view import LiveView
 from sim_server.rendering.overlays import laser_rays
 from sim_server.ros.rviz_config import summarize_world
+from test.conftest import install_throwaway_plugins
 from test.live.client import Client, stepping
 
 SONAR_MODULE = '''
@@ -81,19 +82,13 @@ WALL_X = 2.0
 def sonar_world(tmp_path: Path, monkeypatch) -> Path:
     """The throwaway sonar package installed on sys.path, and a world of a robot carrying one
     before a wall (a line-segment layer at x = 2 m)."""
-    package = tmp_path / "site"
-    package.mkdir()
-    (package / "test_sonar_plugins.py").write_text(SONAR_MODULE)
-    info = package / "test_sonar_plugins-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: test-sonar-plugins\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[{MODEL_PLUGIN_GROUP}]\nSonar = test_sonar_plugins:Sonar\n")
-    monkeypatch.syspath_prepend(str(package))
+    install_throwaway_plugins(tmp_path / "site", monkeypatch, "test_sonar_plugins", SONAR_MODULE,
+                              {MODEL_PLUGIN_GROUP: {"ThrowawaySonar": "Sonar"}})
     (tmp_path / "wall.dat").write_text(f"{WALL_X} -3 {WALL_X} 3\n")
     (tmp_path / "wall.yaml").write_text("type: line_segments\ndata: wall.dat\nscale: 1\norigin: [0, 0, 0]\n")
     (tmp_path / "bot.model.yaml").write_text(
         "bodies:\n  - name: base\n    type: dynamic\n    footprints: [{type: circle, radius: 0.3, density: 1}]\n"
-        "plugins:\n  - {type: Sonar, name: sonar, body: base}\n"
+        "plugins:\n  - {type: ThrowawaySonar, name: sonar, body: base}\n"
     )
     (tmp_path / "world.yaml").write_text(
         "properties: {}\nlayers:\n  - {name: walls, map: wall.yaml}\n"

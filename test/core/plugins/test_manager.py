@@ -16,7 +16,7 @@ import pytest
 from sim_server.core import ConfigError, Pose2D, World
 from sim_server.core.plugins.api import MODEL_PLUGIN_GROUP, WORLD_PLUGIN_GROUP, UpdateTimer
 from sim_server.core.timing.timekeeper import TimeKeeper
-from test.conftest import PLUGIN_MANAGER_TESTS, plugin
+from test.conftest import PLUGIN_MANAGER_TESTS, install_throwaway_plugins, plugin
 
 PLUGIN_MODULE = '''
 from sim_server.core.plugins.api import ModelPlugin, UpdateTimer
@@ -191,10 +191,6 @@ class Census(WorldPlugin):
 @pytest.fixture
 def thirdparty(tmp_path: Path, monkeypatch) -> Path:
     """Install the throwaway plugin distribution on sys.path."""
-    (tmp_path / "test_thirdparty_plugins.py").write_text(PLUGIN_MODULE)
-    info = tmp_path / "test_thirdparty_plugins-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: test-thirdparty-plugins\nVersion: 1.0\n")
     entries = {
         "DummyModelPlugin": "DummyModelPlugin",
         "Counting": "CountingPlugin",
@@ -208,10 +204,8 @@ def thirdparty(tmp_path: Path, monkeypatch) -> Path:
         "Prepared": "Prepared",
         "Unpreparable": "Unpreparable",
     }
-    lines = [f"[{MODEL_PLUGIN_GROUP}]"] + [f"{name} = test_thirdparty_plugins:{cls}" for name, cls in entries.items()]
-    lines += [f"[{WORLD_PLUGIN_GROUP}]", "Census = test_thirdparty_plugins:Census"]
-    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    install_throwaway_plugins(tmp_path, monkeypatch, "test_thirdparty_plugins", PLUGIN_MODULE,
+                              {MODEL_PLUGIN_GROUP: entries, WORLD_PLUGIN_GROUP: {"Census": "Census"}})
     yield tmp_path
     sys.modules.pop("test_thirdparty_plugins", None)
 
