@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Sequence
 
-from sim_server.core.plugins import PluginContext, YamlReader, limits
+from sim_server.core.plugins import PluginContext, TwistCommand, YamlReader, limits
 
 COMMAND_QUEUE_DEPTH = 1
 #: Wall seconds between warnings about dropped commands of one topic.
@@ -107,16 +107,18 @@ class VelocityCommand:
 
     @staticmethod
     def set_all(
-        commands: "Sequence[VelocityCommand]", linear: Sequence[float], angular: Sequence[float],
+        commands: "Sequence[TwistCommand]", linear: Sequence[float], angular: Sequence[float],
         lateral: Sequence[float] | None = None,
     ) -> None:
         """Set ``commands[i]`` to ``linear[i]`` (m/s) and ``angular[i]`` (rad/s), and
         ``lateral[i]`` (m/s) when given, for every ``i``, all or none: one ValueError names the
         first value out of its range, as the setters do (for many robots at once, e.g. a
-        learning fleet's actions); a drive that cannot slide takes only 0 sideways."""
+        learning fleet's actions); a drive that cannot slide takes only 0 sideways. The commands
+        are this class's, or any other drive's ``TwistCommand`` (set through its setters)."""
         commands = list(commands)
-        if not all(isinstance(command, VelocityCommand) for command in commands):
-            raise ValueError("set_all takes VelocityCommand objects only")
+        own = [isinstance(command, VelocityCommand) for command in commands]
+        if not all(mine or isinstance(command, TwistCommand) for mine, command in zip(own, commands)):
+            raise ValueError("set_all takes TwistCommand objects only (VelocityCommand or another drive's)")
         columns = []
         given = [(linear, limits.SPEED, "linear"), (angular, limits.ANGULAR_SPEED, "angular")]
         if lateral is not None:
@@ -140,11 +142,15 @@ class VelocityCommand:
             for command, value in zip(commands, sideways):
                 if value != 0.0 and not command.uses_lateral:
                     raise ValueError(f"{command.topic}: this drive cannot move sideways (lateral command {value!r})")
-        for command, forward, turn in zip(commands, linear, angular):
-            command._linear, command._angular = forward, turn
-        if sideways is not None:
-            for command, value in zip(commands, sideways):
-                command._lateral = value
+        for index, (command, forward, turn) in enumerate(zip(commands, linear, angular)):
+            if own[index]:
+                command._linear, command._angular = forward, turn
+                if sideways is not None:
+                    command._lateral = sideways[index]
+            else:
+                command.linear, command.angular = forward, turn
+                if sideways is not None:
+                    command.lateral = sideways[index]
         VelocityCommand.changes += 1
 
     def _set(self, twist) -> None:

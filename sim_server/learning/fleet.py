@@ -162,7 +162,6 @@ class NavigationFleet:
         self.drives = [drive for _, drive, _ in parts]
         self.lasers = [laser for _, _, laser in parts]
         self._commands = [drive.command for drive in self.drives]
-        self._bundled_commands = all(isinstance(command, VelocityCommand) for command in self._commands)
         #: Each robot's copy, and where that copy lies (m).
         self.copies = np.repeat(np.arange(count), len(robots))
         self.offsets = np.array([(offset.x, offset.y) for offset in world.replica_offsets], dtype=np.float64)[self.copies]
@@ -281,20 +280,6 @@ class NavigationFleet:
         self._people.start_episode(index, rng)
         self._metrics.start_episode(index, start, heading)
 
-    def _set_commands(self, linear: np.ndarray, angular: np.ndarray, lateral: np.ndarray | None) -> None:
-        """Set every drive's command (m/s, rad/s), all or none: each value checked first."""
-        checks = [(linear, limits.SPEED, "linear"), (angular, limits.ANGULAR_SPEED, "angular")]
-        if lateral is not None:
-            checks.append((lateral, limits.SPEED, "lateral"))
-        for values, within, what in checks:
-            for value in values.tolist():
-                if not within.contains(value):
-                    raise ValueError(f"{what} command must be {within.describe()}, got {value!r}")
-        for index, command in enumerate(self._commands):
-            command.linear, command.angular = float(linear[index]), float(angular[index])
-            if lateral is not None:
-                command.lateral = float(lateral[index])
-
     def act(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Hold ``actions`` ((count, 2) in [-1, 1], finite: linear, angular; (count, 3) with the
         task's ``max_lateral``: linear, angular, lateral) for one control
@@ -309,11 +294,10 @@ class NavigationFleet:
             speed = np.hypot(linear, lateral)
             scale = np.where(speed > task.max_speed, task.max_speed / np.maximum(speed, 1e-300), 1.0)
             linear, lateral = linear * scale, lateral * scale
-        angular = actions[:, 1] * task.max_angular
-        if self._bundled_commands:  # checked and set all at once
-            VelocityCommand.set_all(self._commands, linear.tolist(), angular.tolist(), None if lateral is None else lateral.tolist())
-        else:
-            self._set_commands(linear, angular, lateral)
+        VelocityCommand.set_all(
+            self._commands, linear.tolist(), (actions[:, 1] * task.max_angular).tolist(),
+            None if lateral is None else lateral.tolist(),
+        )
         collided = np.zeros(self.count, dtype=bool)
         touched_person = np.zeros(self.count, dtype=bool)
         index = self._index

@@ -53,7 +53,7 @@ def test_lengths_must_agree(commands: list[VelocityCommand]) -> None:
 @pytest.mark.parametrize(
     "make, fault",
     [
-        (lambda c: (c[:2] + [None], [0.5] * 3, [0.0] * 3), "VelocityCommand objects only"),
+        (lambda c: (c[:2] + [None], [0.5] * 3, [0.0] * 3), "TwistCommand objects only"),
         (lambda c: (c, "123", [0.0] * 3), "linear values must be a list"),
         (lambda c: (c, {1: 2, 3: 4, 5: 6}, [0.0] * 3), "linear values must be a list"),
         (lambda c: (c, [True, 0.0, 0.0], [0.0] * 3), "linear command must be"),
