@@ -23,7 +23,7 @@ import foxglove
 from foxglove.channels import LaserScanChannel, RawImageChannel
 from foxglove.messages import RawImage
 
-from sim_server.core.plugins.capabilities import DemandDriven, ImageSource, OdometrySource, ScanSource
+from sim_server.core.plugins.capabilities import DemandDriven, ImageSource, OdometrySource, OdometryStream, ScanSource
 from sim_server.live.discovery import CAMERA, LASER, absolute_topic, sensor_kind
 from sim_server.core.format.ros2_cdr import (
     MESSAGE_ENCODING, SCHEMA_ENCODING, SCHEMAS, LaserScanCdr, image_cdr, odometry_cdr, stamp_cdr,
@@ -61,6 +61,8 @@ class Source:
     sent_ns: int = -1
     #: Whether new data is sent as it comes (scans, pictures), not only at updates.
     streamed: bool = True
+    #: The odometry stream it sends (None for scans and pictures).
+    stream: OdometryStream | None = None
 
     def __post_init__(self) -> None:
         #: Whether the plugin works only while someone listens, and is told (asked once).
@@ -153,7 +155,7 @@ def odometry_sources(plugin: OdometrySource, context: foxglove.Context, rename: 
 
         topic = absolute_topic(stream.topic)
         sources.append(Source(plugin, topic, ros2_channel(topic, "nav_msgs/msg/Odometry", context), made, message,
-                              streamed=False))
+                              streamed=False, stream=stream))
     return sources
 
 
@@ -166,6 +168,8 @@ class Sensors:
         self._rename = rename
         #: The sources of each plugin, by the plugin's id.
         self.by_plugin: dict[int, list[Source]] = {}
+        #: What sensor each plugin of :attr:`by_plugin` is (:func:`sensor_kind`, asked once).
+        self._kinds: dict[int, str] = {}
 
     @property
     def sources(self) -> list[Source]:
@@ -173,14 +177,18 @@ class Sensors:
 
     def find(self, plugins: list[Any]) -> None:
         """Follow the sensors among ``plugins`` (every model plugin of the world now)."""
-        present = {id(plugin): plugin for plugin in plugins if sensor_kind(plugin) is not None}
+        present = {id(plugin): plugin for plugin in plugins}
         for key in list(self.by_plugin):
             if key not in present:
                 for source in self.by_plugin.pop(key):
                     source.channel.close()
+                del self._kinds[key]
         for key, plugin in present.items():
-            if key not in self.by_plugin:
-                kind = sensor_kind(plugin)
+            if key in self.by_plugin:
+                continue
+            kind = sensor_kind(plugin)
+            if kind is not None:
+                self._kinds[key] = kind
                 if kind == LASER:
                     self.by_plugin[key] = [laser_source(plugin, self._context, self._ros2, self._rename)]
                 elif kind == CAMERA:
@@ -192,15 +200,16 @@ class Sensors:
         for source in self.sources:
             source.channel.close()
         self.by_plugin.clear()
+        self._kinds.clear()
 
     def transforms(self) -> list[PlanarTransform]:
         """The sensors' fixed frames: each laser's and camera's on its body, each drive's
         odometry frames on the world (identity: its odometry is the world pose plus noise)."""
         transforms: list[PlanarTransform] = []
         odometry_frames = set()
-        for sources in self.by_plugin.values():
+        for key, sources in self.by_plugin.items():
             plugin = sources[0].plugin
-            kind = sensor_kind(plugin)
+            kind = self._kinds[key]
             name = self._rename
             if kind in (LASER, CAMERA):
                 mount = plugin.scan_mount if kind == LASER else plugin.image_mount
@@ -208,7 +217,7 @@ class Sensors:
                 transforms.append((name(plugin, mount.parent_frame_id), name(plugin, mount.frame_id), pose.x, pose.y,
                                    pose.theta, bool(mount.flipped)))
             else:
-                streams = plugin.odometry_streams()
+                streams = [source.stream for source in sources if source.stream is not None]
                 for truth in (stream for stream in streams if stream.ground_truth):
                     for stream in streams:
                         if not stream.ground_truth and stream.frame_id != truth.frame_id:

@@ -56,11 +56,10 @@ import yaml
 
 from sim_server.core.errors import ConfigError, one_line
 from sim_server.core.format.entity_names import SERVER_NODE_NAME, plugin_topic
-from sim_server.core.format.model_file import ModelSpec, load_model_file
+from sim_server.core.format.model_file import ModelSpec, PluginSpec, load_model_file
 from sim_server.core.format.world_file import WorldSpec, load_world_file
 from sim_server.core.format.yaml_preprocessor import YamlPreprocessor
 from sim_server.core.format.yaml_reader import YamlReader, load_yaml_file, resolve_path
-from sim_server.core.format.model_file import PluginSpec
 from sim_server.core.geometry import Pose2D
 from sim_server.core.plugins import MODEL_PLUGIN_GROUP, ModelPlugin
 from sim_server.core.plugins.capabilities import (
