@@ -183,8 +183,9 @@ class EntityServices(WorldUser):
     def _spawn_person(self, crowd: str, name: str, allow_renaming: bool, route: str, pose: Pose2D) -> str:
         """A pedestrian of ``crowd`` at ``pose``, walking the route that ``route`` (YAML, may be
         empty) gives: ``{waypoints: [[x, y], ...], speed: m/s}``."""
-        if crowd not in {each.name for each in self._world.crowds}:
-            known = ", ".join(each.name for each in self._world.crowds) or "none"
+        crowds = self._world.crowds.names()
+        if crowd not in crowds:
+            known = ", ".join(crowds) or "none"
             raise Refused(SPAWN_CODES.NO_RESOURCE, f"the world has no crowd {quoted(crowd)} (its crowds: {known})")
         waypoints, speed = self._route(route)
         chosen = self._name(name, allow_renaming, "")
