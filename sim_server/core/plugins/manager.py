@@ -57,23 +57,44 @@ _CONTACT_HOOKS = ("begin_contact", "end_contact", "pre_solve", "post_solve")
 #: Plugin classes whose :meth:`Plugin.prepare` has run in this process.
 _PREPARED: set[type] = set()
 
-#: Entry points found per (group, sys.path): reading them means reading the metadata of every
-#: installed distribution (about 150 files here), which a thousand robots' plugins cannot each pay.
-_ENTRY_POINTS: dict[tuple[str, tuple[str, ...]], dict[str, importlib.metadata.EntryPoint]] = {}
+#: Entry points found per (group, sys.path), every registration of a name (distinct targets, in
+#: the order found): reading them means reading the metadata of every installed distribution
+#: (about 150 files here), which a thousand robots' plugins cannot each pay.
+_ENTRY_POINTS: dict[tuple[str, tuple[str, ...]], dict[str, tuple[importlib.metadata.EntryPoint, ...]]] = {}
 
 
-def available_plugin_types(group: str, refresh: bool = False) -> dict[str, importlib.metadata.EntryPoint]:
-    """The installed plugin types of an entry point group, by name.
+def plugin_registrations(
+    group: str, refresh: bool = False
+) -> dict[str, tuple[importlib.metadata.EntryPoint, ...]]:
+    """Every installed registration of each plugin type name of an entry point group: more than
+    one when two installed packages register the same name with different targets (which of them
+    a world means cannot be told, so :func:`plugin_class_of` refuses the name).
 
     Found once per ``sys.path`` (a package put on the path is seen at once); ``refresh`` reads
     them again (a package installed into a folder already on the path).
     """
     key = (group, tuple(sys.path))
     if refresh or key not in _ENTRY_POINTS:
-        _ENTRY_POINTS[key] = {
-            entry_point.name: entry_point for entry_point in importlib.metadata.entry_points(group=group)
-        }
+        found: dict[str, tuple[importlib.metadata.EntryPoint, ...]] = {}
+        for entry_point in importlib.metadata.entry_points(group=group):
+            same_name = found.get(entry_point.name, ())
+            if all(other.value != entry_point.value for other in same_name):
+                found[entry_point.name] = same_name + (entry_point,)
+        _ENTRY_POINTS[key] = found
     return _ENTRY_POINTS[key]
+
+
+def available_plugin_types(group: str, refresh: bool = False) -> dict[str, importlib.metadata.EntryPoint]:
+    """The installed plugin types of an entry point group, by name (the first registration of a
+    name two packages register: :func:`plugin_registrations` has both)."""
+    return {name: points[0] for name, points in plugin_registrations(group, refresh).items()}
+
+
+def _registered_by(entry_point: importlib.metadata.EntryPoint) -> str:
+    """``package (module:Class)`` for a message: who registered ``entry_point``."""
+    distribution = getattr(entry_point, "dist", None)
+    package = distribution.name if distribution is not None else "an unnamed package"
+    return f"{package} ({entry_point.value})"
 
 
 def _overrides(plugin: Plugin, hook: str, base: type) -> bool:
@@ -91,7 +112,7 @@ def load_plugin_class(spec: PluginSpec, group: str, base: type[Plugin], describe
     where = f"{spec.source}: {spec.location}: {describe}"
     plugin_class = plugin_class_of(spec, group, base, describe)
     if plugin_class not in _PREPARED:
-        entry_point = available_plugin_types(group)[spec.plugin_type]
+        entry_point = plugin_registrations(group)[spec.plugin_type][0]
         try:
             plugin_class.prepare()
         except PLUGIN_FAILURES as exc:
@@ -108,12 +129,19 @@ def plugin_class_of(spec: PluginSpec, group: str, base: type[Plugin], describe: 
     of ``base`` written for this API) but not prepared: what it offers can be asked without
     compiling anything. A :class:`ConfigError` naming the entry (``describe``) if unusable."""
     where = f"{spec.source}: {spec.location}: {describe}"
-    entry_point = available_plugin_types(group).get(spec.plugin_type)
-    if entry_point is None:
-        entry_point = available_plugin_types(group, refresh=True).get(spec.plugin_type)
-    if entry_point is None:
-        known = ", ".join(sorted(available_plugin_types(group))) or "none"
+    registrations = plugin_registrations(group).get(spec.plugin_type)
+    if registrations is None:
+        registrations = plugin_registrations(group, refresh=True).get(spec.plugin_type)
+    if registrations is None:
+        known = ", ".join(sorted(plugin_registrations(group))) or "none"
         raise ConfigError(f"{where}: no such plugin type is installed (entry points {group}: {known})")
+    if len(registrations) > 1:
+        both = " and ".join(_registered_by(point) for point in registrations)
+        raise ConfigError(
+            f"{where}: the plugin type {spec.plugin_type!r} is registered by more than one installed "
+            f"package in {group}: {both}; uninstall one, or rename one's entry point"
+        )
+    entry_point = registrations[0]
     try:
         plugin_class = entry_point.load()
     except PLUGIN_FAILURES as exc:

@@ -254,6 +254,31 @@ def test_unusable_plugin_classes(thirdparty: Path, tmp_path: Path, type_name: st
         world_with(tmp_path, f"plugins:\n  - {{name: p, type: {type_name}}}\n")
 
 
+def test_a_type_name_two_packages_register_is_refused_naming_both(
+    thirdparty: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two installed packages registering one type name: which one a model means cannot be told,
+    so loading it fails in one line naming both packages and targets (never the last one found,
+    silently); the names only one of them registers still load."""
+    install_throwaway_plugins(
+        tmp_path / "other", monkeypatch, "test_other_plugins",
+        "from test_thirdparty_plugins import CountingPlugin as Lookalike\n",
+        {MODEL_PLUGIN_GROUP: {"Counting": "Lookalike", "OtherCounting": "Lookalike"}},
+    )
+    try:
+        with pytest.raises(ConfigError) as info:
+            world_with(tmp_path, "plugins:\n  - {name: p, type: Counting, rate: 10}\n")
+        message = str(info.value)
+        assert "\n" not in message and "'Counting'" in message and "more than one installed package" in message
+        assert "test-thirdparty-plugins (test_thirdparty_plugins:CountingPlugin)" in message, message
+        assert "test-other-plugins (test_other_plugins:Lookalike)" in message, message
+        world = world_with(tmp_path, "plugins:\n  - {name: p, type: OtherCounting, rate: 10}\n")
+        assert type(plugin(world, "bot", "p")).__name__ == "CountingPlugin"
+        world.close()
+    finally:
+        sys.modules.pop("test_other_plugins", None)
+
+
 def test_a_class_is_prepared_once_before_its_first_instance(thirdparty: Path, tmp_path: Path) -> None:
     world = world_with(tmp_path, "plugins:\n  - {name: p, type: Prepared}\n")
     prepared = type(plugin(world, "bot", "p"))
