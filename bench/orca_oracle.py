@@ -88,9 +88,9 @@ def orca_velocities(parameters: np.ndarray, dt: float, position: np.ndarray, vel
     count = total if count is None else count
     out = np.zeros((count, 2))
     grid = build_grid(position, total, neighbor_cell(float(parameters[0])))
-    stamp = orca_step(parameters, dt, count, position, velocity, radii, np.zeros(total, dtype=np.int64),
-                      np.zeros((count, 2)), preferred, max_speeds, total, *grid, *walls.obstacles.arrays(),
-                      *walls.index.arrays(), stamp, out)
+    agents = (position, velocity, radii, np.zeros(total, dtype=np.int64), np.zeros((count, 2)))
+    stamp = orca_step(parameters, dt, count, agents, preferred, max_speeds, grid, walls.obstacles.arrays(),
+                      walls.index.arrays(), stamp, out)
     return out, stamp
 
 
@@ -584,8 +584,9 @@ def rvo2_wall_comparison(scene: WallScene, steps: int, tolerance: float = 1.0e-5
         for i in range(count):
             theirs.simulator.set_agent_pref_velocity(i, (float(preferred[i, 0]), float(preferred[i, 1])))
         grid = build_grid(position, count, neighbor_cell(float(parameters[0])))
-        ours = [orca_lines(i, parameters, WALL_STEP, count, position, velocity, radii, copies, offsets, speeds, *grid,
-                           *walls.obstacles.arrays()) for i in range(count)]
+        agents = (position, velocity, radii, copies, offsets)
+        ours = [orca_lines(i, parameters, WALL_STEP, count, agents, speeds, grid, walls.obstacles.arrays())
+                for i in range(count)]
         new, stamp = orca_velocities(parameters, WALL_STEP, position, velocity, radii, preferred, speeds, walls, stamp)
         theirs.simulator.do_step()
         their_new = theirs.velocities()

@@ -192,9 +192,10 @@ def social_force_velocities(parameters: SocialForceParameters, dt: float, positi
     out = np.zeros((count, 2))
     grid = neighbour_grids(position, count, count, parameters.neighbor_range)
     group_count = int(group_ids.max()) + 1 if count else 0
-    stamp = social_force_step(parameters.array(), dt, count, position, velocity, radii, np.zeros(count, dtype=np.int64),
-                              np.zeros((count, 2)), direction, distance, preferred, group_ids, max(group_count, 0),
-                              count, *grid, *walls.arrays(), stamp, *walls.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
+    agents = (position, velocity, radii, np.zeros(count, dtype=np.int64), np.zeros((count, 2)))
+    stamp = social_force_step(parameters.array(), dt, count, agents, (direction, distance, preferred),
+                              (group_ids, max(group_count, 0)), grid, walls.arrays(), stamp, walls.nearest_map(),
+                              no_robots(), NO_EXTRA_FORCES, out)
     return out, stamp
 
 

@@ -114,8 +114,8 @@ class ModelPolicy:
             preferred[:n] = direction * np.minimum(distance, speed)[:, None]  # RVO2's prefVelocity in CrowdNav
             max_speeds = np.concatenate([np.full(n, speed), np.full(total - n, speed)])
             grid = build_grid(everyone, total, neighbor_cell(ROBOT_ORCA.neighbor_distance))
-            orca_step(ROBOT_ORCA.array(), period, total, everyone, speeds, radii, copies, offsets, preferred, max_speeds,
-                      total, *grid, *self._obstacles.arrays(), *self._walls.arrays(), 0, out)
+            orca_step(ROBOT_ORCA.array(), period, total, (everyone, speeds, radii, copies, offsets), preferred, max_speeds,
+                      grid, self._obstacles.arrays(), self._walls.arrays(), 0, out)
         else:
             radii = np.concatenate([np.full(n, self.reader.robot_radius), np.full(total - n, self.reader.person_radius)])
             directions = np.zeros((total, 2))
@@ -126,8 +126,8 @@ class ModelPolicy:
             preferred_speeds = np.concatenate([np.full(n, speed), np.maximum(moving, 1e-3)])
             grid = neighbour_grids(everyone, total, total, ROBOT_SOCIAL_FORCE.neighbor_range)
             social_force_step(
-                ROBOT_SOCIAL_FORCE.array(), period, total, everyone, speeds, radii, copies, offsets, directions,
-                goal_distances, preferred_speeds, np.full(total, -1, dtype=np.int64), 1, total, *grid,
-                *self._walls.arrays(), 0, *self._walls.nearest_map(), no_robots(), NO_EXTRA_FORCES, out,
+                ROBOT_SOCIAL_FORCE.array(), period, total, (everyone, speeds, radii, copies, offsets),
+                (directions, goal_distances, preferred_speeds), (np.full(total, -1, dtype=np.int64), 1), grid,
+                self._walls.arrays(), 0, self._walls.nearest_map(), no_robots(), NO_EXTRA_FORCES, out,
             )
         return out[:n]

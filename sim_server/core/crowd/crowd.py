@@ -518,9 +518,10 @@ class Crowd:
             extra, self._stamp = people_forces(parameters, people, now, positions, velocities, offsets, directions,
                                                distances, walls, self._stamp)
             self._stamp = social_force_step(
-                self.parameters, self.dt, n, everyone, velocities, radii, copies, offsets, directions, distances,
-                speeds, people.rows("group"), max(self._next_group, 1), total, *grid, *walls.arrays(), self._stamp,
-                *walls.nearest_map(), robot_shapes(seen.angles, seen.reach(), seen.footprints), extra, out,
+                self.parameters, self.dt, n, (everyone, velocities, radii, copies, offsets),
+                (directions, distances, speeds), (people.rows("group"), max(self._next_group, 1)), grid,
+                walls.arrays(), self._stamp, walls.nearest_map(), robot_shapes(seen.angles, seen.reach(), seen.footprints),
+                extra, out,
             )
         else:
             parameters: OrcaParameters = self.spec.parameters
@@ -529,9 +530,9 @@ class Crowd:
             preferred = keep_right(preferred)
             grid = build_grid(everyone, total, neighbor_cell(parameters.neighbor_distance))
             self._stamp = orca_step(
-                self.parameters, self.dt, n, everyone, velocities, radii, copies, offsets, preferred,
-                speeds * parameters.max_speed_multiplier, total, *grid, *self._orca_obstacles(walls).arrays(),
-                *walls.arrays(), self._stamp, out,
+                self.parameters, self.dt, n, (everyone, velocities, radii, copies, offsets), preferred,
+                speeds * parameters.max_speed_multiplier, grid, self._orca_obstacles(walls).arrays(), walls.arrays(),
+                self._stamp, out,
             )
         people.velocity[:n] = out
         self._update_touch(self.dt, robots=robots)
@@ -571,10 +572,10 @@ class Crowd:
         reach = robots.reach()
         grid = build_grid(robots.positions, robots.count, max(2.0 * reach, MIN_ROBOT_CELL))
         self._stamp = yield_to_robots(
-            np.ascontiguousarray(rows, dtype=np.int64), self.positions(), velocities, self.spec.radius, people.rows("copy"),
-            self.offsets, dt, robots.positions, robots.angles, robots.velocities,
-            arc_margins(robots.velocities, robots.radii, dt), robots.copies, reach, *grid,
-            *robots.footprints.arrays(), *self._wall_index().arrays(), self._stamp, changed,
+            np.ascontiguousarray(rows, dtype=np.int64),
+            (self.positions(), velocities, self.spec.radius, people.rows("copy"), self.offsets), dt,
+            (robots.positions, robots.angles, robots.velocities, arc_margins(robots.velocities, robots.radii, dt),
+             robots.copies, reach), grid, robots.footprints.arrays(), self._wall_index().arrays(), self._stamp, changed,
         )
         if not changed.any():
             return

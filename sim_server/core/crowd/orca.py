@@ -450,11 +450,12 @@ def _segment_gap_sq(px, py, mx, my, ax, ay, bx, by):  # pragma: no cover - compi
 
 
 @jit
-def _step_enters_wall(px, py, mx, my, clearance, stamp, segments, x0, y0, cell, nx, ny, starts, items,
-                      stamps):  # pragma: no cover - compiled
+def _step_enters_wall(px, py, mx, my, clearance, stamp, index):  # pragma: no cover - compiled
     """Whether a body at (px, py) moving by (mx, my) (m) comes nearer than ``clearance`` (m) to
-    any of the segments of a wall index (the swept disc, exactly); ``stamp`` marks the segments
-    seen, as :func:`~sim_server.core.crowd.walls.walls_within`'s."""
+    any of the segments of the wall index ``index``
+    (:meth:`~sim_server.core.crowd.walls.WallIndex.arrays`; the swept disc, exactly); ``stamp``
+    marks the segments seen, as :func:`~sim_server.core.crowd.walls.walls_within`'s."""
+    segments, x0, y0, cell, nx, ny, starts, items, stamps = index
     if segments.shape[0] == 0:
         return False
     clearance_sq = clearance * clearance
@@ -537,13 +538,13 @@ def _scratch(vertex_count):  # pragma: no cover - compiled
             np.empty(vertex_count), np.empty(2 * vertex_count + 2, dtype=np.int64))
 
 
-def _agent_lines(i, params, dt, count, positions, velocities, radii, copies, offsets, max_speed, grid, obstacles,
-                 neighbors, distances_sq, scratch, lines):  # pragma: no cover - compiled
+def _agent_lines(i, params, dt, count, agents, max_speed, grid, obstacles, neighbors, distances_sq, scratch,
+                 lines):  # pragma: no cover - compiled
     """The ORCA lines of agent ``i`` (arguments as :func:`orca_step`'s; ``max_speed`` its speed
-    limit; ``grid`` the agents' grid, ``x0`` ... ``items``, and ``obstacles`` the walls' arrays,
-    ``points`` ... ``ofirst``, as tuples; ``neighbors``, ``distances_sq`` and ``scratch``
-    (:func:`_scratch`) scratch) into ``lines``: the walls' first, then one per neighbour.
-    Returns their count and the walls' count."""
+    limit; ``neighbors``, ``distances_sq`` and ``scratch`` (:func:`_scratch`) scratch) into
+    ``lines``: the walls' first, then one per neighbour. Returns their count and the walls'
+    count."""
+    positions, velocities, radii, copies, offsets = agents
     x0, y0, cell, nx, ny, starts, items = grid
     points, next_vertex, previous_vertex, directions, convex, ox0, oy0, ocell, onx, ony, ostarts, oitems, oedges, ofirst = (
         obstacles)
@@ -616,54 +617,43 @@ def _agent_lines(i, params, dt, count, positions, velocities, radii, copies, off
 
 #: Inlined where it is called, at numba's level: as a call, its thirty-odd arrays cost most of a
 #: sparse crowd's step. (Python passes more than 30 arguments as ``*args``, which numba cannot
-#: inline: hence the tuples.)
+#: inline: one more reason for the tuples.)
 _agent_lines = jit(_agent_lines, inline="always")
 
 
 @jit
-def orca_lines(
-    i, params, dt, count, positions, velocities, radii, copies, offsets, max_speeds,
-    x0, y0, cell, nx, ny, starts, items,
-    points, next_vertex, previous_vertex, directions, convex, ox0, oy0, ocell, onx, ony, ostarts, oitems, oedges,
-    ofirst,
-):  # pragma: no cover - compiled
+def orca_lines(i, params, dt, count, agents, max_speeds, grid, obstacles):  # pragma: no cover - compiled
     """The ORCA lines that constrain agent ``i`` (arguments as :func:`orca_step`'s): (k, 4)
     rows of a point (m/s) and a unit direction, the allowed velocities on the left, the walls'
     first, and the walls' count (what RVO2's ``getAgentORCALine`` reads)."""
     limit = max(int(params[_MAX_NEIGHBORS]), 1)
-    vertex_count = points.shape[0]
+    vertex_count = obstacles[0].shape[0]
     lines = np.empty((vertex_count + limit, 4))
-    grid = (x0, y0, cell, nx, ny, starts, items)
-    obstacles = (points, next_vertex, previous_vertex, directions, convex, ox0, oy0, ocell, onx, ony, ostarts, oitems,
-                 oedges, ofirst)
-    size, obstacle_lines = _agent_lines(i, params, dt, count, positions, velocities, radii, copies, offsets, max_speeds[i],
-                                        grid, obstacles, np.empty(limit, dtype=np.int64), np.empty(limit),
-                                        _scratch(vertex_count), lines)
+    size, obstacle_lines = _agent_lines(i, params, dt, count, agents, max_speeds[i], grid, obstacles,
+                                        np.empty(limit, dtype=np.int64), np.empty(limit), _scratch(vertex_count), lines)
     return lines[:size].copy(), obstacle_lines
 
 
 @jit
-def orca_step(
-    params, dt, count, positions, velocities, radii, copies, offsets, preferred, max_speeds, total,
-    x0, y0, cell, nx, ny, starts, items,
-    points, next_vertex, previous_vertex, directions, convex, ox0, oy0, ocell, onx, ony, ostarts, oitems, oedges,
-    ofirst, segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp, out,
-):  # pragma: no cover - compiled
+def orca_step(params, dt, count, agents, preferred, max_speeds, grid, obstacles, wall_index, stamp,
+              out):  # pragma: no cover - compiled
     """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` for a step of ``dt`` s.
 
-    ``positions``, ``velocities``, ``radii`` and ``copies`` hold ``total`` entries: the agents,
-    then others (robots) that do not take part in avoiding; entries of different copies of the
-    world never meet. ``offsets`` (count, 2) place each agent's copy: the walls are given in the
-    world file's frame. ``preferred`` (m/s) is each agent's preferred velocity, ``max_speeds``
-    its speed limit. The grid (``x0`` ... ``items``) indexes ``positions[:total]``; ``points``
-    ... ``ofirst`` are the walls as RVO2's obstacles
-    (:meth:`~sim_server.core.crowd.orca_obstacles.OrcaObstacles.arrays`), ``segments`` ...
-    ``wstamps`` the same walls as segments (:class:`~sim_server.core.crowd.walls.WallIndex`) for
-    the last check of the step, ``stamp`` a fresh number for its queries. Returns the next free
-    stamp.
+    ``agents`` is one tuple ``(positions, velocities, radii, copies, offsets)``: positions (m),
+    velocities (m/s), radii (m) and copies hold ``total`` entries, the agents, then others
+    (robots) that do not take part in avoiding; entries of different copies of the world never
+    meet. ``offsets`` (count, 2; m) place each agent's copy: the walls are given in the world
+    file's frame. ``preferred`` (m/s) is each agent's preferred velocity, ``max_speeds`` (m/s)
+    its speed limit. ``grid`` (:func:`~sim_server.core.crowd.navigation.build_grid`) indexes the
+    ``total`` positions; ``obstacles`` are the walls as RVO2's obstacles
+    (:meth:`~sim_server.core.crowd.orca_obstacles.OrcaObstacles.arrays`), ``wall_index`` the same
+    walls as segments (:meth:`~sim_server.core.crowd.walls.WallIndex.arrays`) for the last check
+    of the step, ``stamp`` a fresh number for its queries. Returns the next free stamp.
     """
+    positions, radii, offsets = agents[0], agents[2], agents[4]
+    segments = wall_index[0]
     limit = max(int(params[_MAX_NEIGHBORS]), 1)
-    vertex_count = points.shape[0]
+    vertex_count = obstacles[0].shape[0]
     neighbors = np.empty(limit, dtype=np.int64)
     distances_sq = np.empty(limit)
     scratch = _scratch(vertex_count)
@@ -671,13 +661,10 @@ def orca_step(
     lines = np.empty((vertex_count + limit, 4))
     projected = np.empty((vertex_count + limit, 4))
     result = np.empty(2)
-    grid = (x0, y0, cell, nx, ny, starts, items)
-    obstacles = (points, next_vertex, previous_vertex, directions, convex, ox0, oy0, ocell, onx, ony, ostarts, oitems,
-                 oedges, ofirst)
     for i in range(count):
         max_speed = max_speeds[i]
-        size, obstacle_lines = _agent_lines(i, params, dt, count, positions, velocities, radii, copies, offsets,
-                                            max_speed, grid, obstacles, neighbors, distances_sq, scratch, lines)
+        size, obstacle_lines = _agent_lines(i, params, dt, count, agents, max_speed, grid, obstacles, neighbors,
+                                            distances_sq, scratch, lines)
         failed = _program2(lines, size, max_speed, preferred[i, 0], preferred[i, 1], False, result)
         if failed < size:
             _program3(lines, size, obstacle_lines, failed, max_speed, result, projected)
@@ -688,10 +675,9 @@ def orca_step(
         radius = radii[i]
         lx, ly = positions[i, 0] - offsets[i, 0], positions[i, 1] - offsets[i, 1]
         if segments.shape[0] > 0 and _step_enters_wall(lx, ly, vx * dt, vy * dt, radius - ENTRY_TOLERANCE, stamp,
-                                                       segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps):
+                                                       wall_index):
             step_reach = radius + dt * math.sqrt(vx * vx + vy * vy) + STEP_REACH_SLACK
-            found_walls = walls_within(lx, ly, step_reach, stamp + 1, segments, wx0, wy0, wcell, wnx, wny, wstarts,
-                                       witems, wstamps, walls, MAX_STEP_WALLS)
+            found_walls = walls_within(lx, ly, step_reach, stamp + 1, wall_index, walls, MAX_STEP_WALLS)
             vx, vy = keep_out_of_walls(lx, ly, vx, vy, radius, dt, walls, found_walls)
         stamp += 2
         out[i, 0] = vx

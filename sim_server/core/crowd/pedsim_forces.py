@@ -63,9 +63,11 @@ def _deviation(key, k):  # pragma: no cover - compiled
 
 
 @jit
-def _nearest_segment(px, py, reach, stamp, segments, x0, y0, cell, nx, ny, starts, items, stamps):  # pragma: no cover - compiled
-    """(index, distance, qx, qy) of the segment nearest to (px, py) within ``reach`` (m); index
-    -1 where none is."""
+def _nearest_segment(px, py, reach, stamp, index):  # pragma: no cover - compiled
+    """(index, distance, qx, qy) of the segment of the wall index ``index``
+    (:meth:`~sim_server.core.crowd.walls.WallIndex.arrays`) nearest to (px, py) within ``reach``
+    (m); index -1 where none is."""
+    segments, x0, y0, cell, nx, ny, starts, items, stamps = index
     best, best_distance, best_x, best_y = -1, reach, 0.0, 0.0
     if segments.shape[0] == 0:
         return best, best_distance, best_x, best_y
@@ -86,25 +88,27 @@ def _nearest_segment(px, py, reach, stamp, segments, x0, y0, cell, nx, ny, start
 
 
 @jit
-def pedsim_forces(
-    count, now, random_factor, fading, along_factor, goal_threshold, keys, deviations, deviation_index,
-    positions, velocities, offsets, directions, goal_distances, preferred_speeds,
-    segments, x0, y0, cell, nx, ny, starts, items, stamps, stamp, out,
-):  # pragma: no cover - compiled
+def pedsim_forces(count, now, weights, streams, agents, walking, wall_index, stamp, out):  # pragma: no cover - compiled
     """The random and along-wall forces (m/s^2) of people ``0..count-1`` at sim time ``now`` (s)
     into ``out[:count]``; returns the next free stamp of the wall index.
 
-    ``random_factor``, ``fading`` (s) and ``along_factor`` weigh the forces (0: off);
-    ``goal_threshold`` (m) is the social force's (nearer its goal a person only brakes).
-    ``keys`` (uint64) are the people's random streams; ``deviations`` (count, 4: the deviations
-    of the period now and of the next) and ``deviation_index`` (the period they belong to,
-    :data:`~sim_server.core.crowd.people.NO_DEVIATION` for none) keep the drawn deviations
-    between calls. ``positions``, ``velocities``, ``directions`` (unit vectors),
-    ``goal_distances`` and ``preferred_speeds`` as the social force's step takes them;
-    ``offsets`` place each person's copy of the world, whose walls (``segments`` ...
-    ``stamps``, :meth:`~sim_server.core.crowd.walls.WallIndex.arrays`) are in the world file's
-    frame; ``stamp`` a fresh number for the index's queries.
+    ``weights`` is ``(random_factor, fading, along_factor, goal_threshold)``: the first and the
+    third weigh the forces (0: off), ``fading`` (s) is the random force's period and
+    ``goal_threshold`` (m) the social force's (nearer its goal a person only brakes).
+    ``streams`` is ``(keys, deviations, deviation_index)``: the people's random streams
+    (uint64), the deviations (count, 4: those of the period now and of the next) and the period
+    they belong to (:data:`~sim_server.core.crowd.people.NO_DEVIATION` for none), kept between
+    calls. ``agents`` is ``(positions, velocities, offsets)`` and ``walking`` ``(directions,
+    goal_distances, preferred_speeds)``, as the social force's step takes them; ``offsets``
+    place each person's copy of the world, whose walls (``wall_index``,
+    :meth:`~sim_server.core.crowd.walls.WallIndex.arrays`) are in the world file's frame;
+    ``stamp`` a fresh number for the index's queries.
     """
+    random_factor, fading, along_factor, goal_threshold = weights
+    keys, deviations, deviation_index = streams
+    positions, velocities, offsets = agents
+    directions, goal_distances, preferred_speeds = walking
+    segments = wall_index[0]
     period = int(math.floor(now / fading)) if random_factor > 0.0 else 0
     progress = now / fading - period
     for i in range(count):
@@ -130,8 +134,7 @@ def pedsim_forces(
             wish = math.sqrt(wx * wx + wy * wy)
             if wish > 0.0:
                 lx, ly = positions[i, 0] - offsets[i, 0], positions[i, 1] - offsets[i, 1]
-                s, distance, qx, qy = _nearest_segment(lx, ly, WALL_DISTANCE, stamp, segments, x0, y0, cell, nx, ny,
-                                                       starts, items, stamps)
+                s, distance, qx, qy = _nearest_segment(lx, ly, WALL_DISTANCE, stamp, wall_index)
                 stamp += 1
                 if s >= 0 and distance > 0.0 and (wx * (qx - lx) + wy * (qy - ly)) >= math.cos(WALL_ANGLE) * wish * distance:
                     dx, dy = segments[s, 2] - segments[s, 0], segments[s, 3] - segments[s, 1]
@@ -157,9 +160,10 @@ def people_forces(
         return NO_EXTRA_FORCES, stamp
     n = people.count
     forces = np.empty((n, 2))
+    weights = (float(parameters.random_factor), float(parameters.random_fading), float(parameters.along_wall_factor),
+               float(parameters.goal_threshold))
     stamp = pedsim_forces(
-        n, now, parameters.random_factor, parameters.random_fading, parameters.along_wall_factor,
-        parameters.goal_threshold, people.random_key[:n], people.deviation[:n], people.deviation_index[:n],
-        positions, velocities, offsets, directions, goal_distances, people.speed[:n], *walls.arrays(), stamp, forces,
+        n, now, weights, (people.random_key[:n], people.deviation[:n], people.deviation_index[:n]),
+        (positions, velocities, offsets), (directions, goal_distances, people.speed[:n]), walls.arrays(), stamp, forces,
     )
     return forces, stamp

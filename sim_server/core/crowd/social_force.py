@@ -206,11 +206,10 @@ _social_pair = jit(_social_pair, inline="always")
 
 
 def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
-                   x0, y0, cell, nx, ny, starts, items,
-                   rx0, ry0, rcell, rnx, rny, rstarts, ritems, robots, scaling):  # pragma: no cover - compiled
+                   grid, robot_grid, robots, scaling):  # pragma: no cover - compiled
     """The social force (before ``social_factor``) on each of agents ``0..count-1`` of everyone
-    within ``reach``: the other agents (grid ``x0`` ... ``items`` over ``positions[:count]``) and
-    the others after them (robots: grid ``rx0`` ... ``ritems``, item k is ``positions[count + k]``).
+    within ``reach``: the other agents (``grid`` over ``positions[:count]``) and the others after
+    them (robots: ``robot_grid``, item k is ``positions[count + k]``).
     A robot counts by its footprint (``robots``: angles, largest reach from its origin and
     :class:`~sim_server.core.crowd.robot_footprints.Footprints` arrays): the distance from the
     agent to the footprint's nearest point, divided by ``scaling`` (pedsim's
@@ -221,6 +220,8 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
     earlier cell (row by row), or within one cell from the lower index. Cells wholly beyond
     ``reach`` are skipped, and so are the others of other copies of the world (``copies``).
     """
+    x0, y0, cell, nx, ny, starts, items = grid
+    rx0, ry0, rcell, rnx, rny, rstarts, ritems = robot_grid
     social = np.zeros((count, 2))
     angles, robot_reach, circles, circle_starts, polygons, polygon_counts, polygon_skins, polygon_starts = robots
     reach_sq = reach * reach
@@ -318,39 +319,39 @@ MIN_GRID_CELL = 0.5
 
 
 def neighbour_grids(positions: np.ndarray, count: int, total: int, reach: float) -> tuple:
-    """The two grids :func:`social_force_step` takes: the agents ``positions[:count]`` and the
-    others ``positions[count:total]``, cells of a third of ``reach`` (m; at least
-    :data:`MIN_GRID_CELL`)."""
+    """The two grids :func:`social_force_step` takes, as one tuple: the agents'
+    ``positions[:count]`` and the others' ``positions[count:total]``
+    (:func:`~sim_server.core.crowd.navigation.build_grid` each), cells of a third of ``reach``
+    (m; at least :data:`MIN_GRID_CELL`)."""
     cell = max(min(reach, 1.0e6) / 3.0, MIN_GRID_CELL)
-    return (*build_grid(positions[:count], count, cell), *build_grid(positions[count:total], total - count, cell))
+    return build_grid(positions[:count], count, cell), build_grid(positions[count:total], total - count, cell)
 
 
 @jit
 def social_force_step(
-    params, dt, count, positions, velocities, radii, copies, offsets, directions, goal_distances, preferred_speeds,
-    group_ids, group_count, total, x0, y0, cell, nx, ny, starts, items,
-    rx0, ry0, rcell, rnx, rny, rstarts, ritems,
-    segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp,
-    nearest_points, nearest_x0, nearest_y0, nearest_cell, robots, extra, out,
+    params, dt, count, agents, walking, groups, grids, wall_index, stamp, nearest, robots, extra, out,
 ):  # pragma: no cover - compiled
     """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` after one step of ``dt`` s.
 
-    ``positions``, ``velocities`` (m, m/s), ``radii`` (m) and ``copies`` hold ``total`` entries:
-    the agents, then others that push them but do not move here (robots); entries of different
-    copies of the world (replicas) never meet. ``offsets`` (count, 2) place each agent's copy in
-    the world: the walls are given in the world file's frame. ``directions`` (unit vectors) and
-    ``goal_distances`` (m) say where each agent walks; ``preferred_speeds`` (m/s) how fast.
-    ``group_ids`` (-1: none) number the groups ``0..group_count-1``. The grid (``x0`` ...
-    ``items``) indexes the agents ``positions[:count]`` (cells of a third of the neighbour range
-    suit it best), the robots' grid (``rx0`` ... ``ritems``) the others, ``positions[count:total]``;
-    the wall
-    index (``segments`` ... ``wstamps``) the walls, ``stamp`` a fresh number for its queries, the
-    nearest-wall map (``nearest_points`` ... ``nearest_cell``) the nearest wall of each place.
-    ``robots`` gives the others' footprints (:func:`robot_shapes`); ``extra`` (count, 2) forces
-    (m/s^2) added to each agent's (pedsim_ros's random and along-wall forces,
-    :mod:`~sim_server.core.crowd.pedsim_forces`), or :data:`NO_EXTRA_FORCES`. Returns the next
-    free stamp.
+    ``agents`` is one tuple ``(positions, velocities, radii, copies, offsets)``: positions (m),
+    velocities (m/s), radii (m) and copies hold the agents, then others that push them but do
+    not move here (robots); entries of different copies of the world (replicas) never meet.
+    ``offsets`` (count, 2; m) place each agent's copy in the world: the walls are given in the
+    world file's frame. ``walking`` is ``(directions, goal_distances, preferred_speeds)``: where
+    each agent walks (unit vectors; m to its goal) and how fast (m/s). ``groups`` is
+    ``(group_ids, group_count)``: ids (-1: none) number the groups ``0..group_count-1``.
+    ``grids`` (:func:`neighbour_grids`) index the agents and the others. ``wall_index``
+    (:meth:`~sim_server.core.crowd.walls.WallIndex.arrays`) holds the walls, ``stamp`` a fresh
+    number for its queries; ``nearest`` (:meth:`~sim_server.core.crowd.walls.WallIndex.nearest_map`)
+    the nearest wall of each place. ``robots`` gives the others' footprints
+    (:func:`robot_shapes`); ``extra`` (count, 2) forces (m/s^2) added to each agent's
+    (pedsim_ros's random and along-wall forces, :mod:`~sim_server.core.crowd.pedsim_forces`), or
+    :data:`NO_EXTRA_FORCES`. Returns the next free stamp.
     """
+    positions, velocities, radii, copies, offsets = agents
+    directions, goal_distances, preferred_speeds = walking
+    group_ids, group_count = groups
+    nearest_points, nearest_x0, nearest_y0, nearest_cell = nearest
     sums = np.zeros((group_count, 2))
     sizes = np.zeros(group_count)
     for i in range(count):
@@ -376,8 +377,7 @@ def social_force_step(
     lam, gamma, n, n_prime = params[_LAMBDA], params[_GAMMA], params[_N], params[_N_PRIME]
     cutoff, wrap = params[_CUTOFF_EXPONENT], params[_WRAP] != 0.0
     social = _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
-                            x0, y0, cell, nx, ny, starts, items, rx0, ry0, rcell, rnx, rny, rstarts, ritems, robots,
-                            params[_ROBOT_SCALING])
+                            grids[0], grids[1], robots, params[_ROBOT_SCALING])
     for i in range(count):
         xi, yi = positions[i, 0], positions[i, 1]
         vxi, vyi = velocities[i, 0], velocities[i, 1]
@@ -402,8 +402,7 @@ def social_force_step(
         near = radii[i] + dt * params[_MULTIPLIER] * preferred_speeds[i] + NEAR_WALL
         found = 0
         if wall_distance < near + 2.0 * nearest_cell:  # the map is within a cell or so of exact
-            found = walls_within(lx, ly, near, stamp, segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps,
-                                 walls, MAX_WALLS_PER_AGENT)
+            found = walls_within(lx, ly, near, stamp, wall_index, walls, MAX_WALLS_PER_AGENT)
             stamp += 1
         if found > 0:
             wall_distance, wall_x, wall_y = walls[0, 0], walls[0, 1], walls[0, 2]

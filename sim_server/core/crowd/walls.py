@@ -156,7 +156,9 @@ class WallIndex:
         self._nearest: tuple | None = None
 
     def arrays(self) -> tuple:
-        """What the compiled kernels take: segments, x0, y0, cell, nx, ny, starts, items, stamps."""
+        """The index as the compiled kernels take it, one tuple: segments (n, 4: x1, y1, x2, y2,
+        m), the grid's x0, y0 (m), cell (m), nx, ny, its starts and items (segments by cell) and
+        the stamps (the query that last saw each segment)."""
         return self.segments, self.x0, self.y0, self.cell, self.nx, self.ny, self.starts, self.items, self.stamps
 
     def nearest_map(self) -> tuple:
@@ -189,10 +191,12 @@ def closest_point(px, py, x1, y1, x2, y2):  # pragma: no cover - compiled
 
 
 @jit
-def walls_within(px, py, reach, stamp, segments, x0, y0, cell, nx, ny, starts, items, stamps, out, limit):  # pragma: no cover - compiled
-    """Into ``out[k] = (distance, qx, qy)``, the point of each segment nearest to (px, py) where
-    it is within ``reach`` (m), nearest first, at most ``limit``; returns their count.
-    ``stamp`` must differ from every earlier query's on this index (it marks segments seen)."""
+def walls_within(px, py, reach, stamp, index, out, limit):  # pragma: no cover - compiled
+    """Into ``out[k] = (distance, qx, qy)``, the point of each segment of the wall index
+    ``index`` (:meth:`WallIndex.arrays`) nearest to (px, py) where it is within ``reach`` (m),
+    nearest first, at most ``limit``; returns their count. ``stamp`` must differ from every
+    earlier query's on this index (it marks segments seen)."""
+    segments, x0, y0, cell, nx, ny, starts, items, stamps = index
     found = 0
     if segments.shape[0] == 0:
         return 0

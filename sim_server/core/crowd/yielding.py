@@ -38,14 +38,16 @@ TOLERANCE = 1.0e-9
 
 
 @jit
-def _robot_limits(px, py, radius, closing, search, copy, dt, robot_positions, robot_angles, robot_velocities, robot_margins,
-                  robot_copies, rx0, ry0, rcell, rnx, rny, rstarts, ritems, circles, circle_starts, polygons, polygon_counts,
-                  polygon_skins, polygon_starts, centres, out):  # pragma: no cover - compiled
+def _robot_limits(px, py, radius, closing, search, copy, dt, robots, robot_grid, footprints,
+                  out):  # pragma: no cover - compiled
     """Into ``out[k] = (nx, ny, allowed)`` the constraints of the robots whose origins lie within
     ``search`` (m) of the person at (px, py) and whose footprints a gap of at most ``closing``
     (m) parts from its body: the footprint's outward normal at its nearest point and the closing
     speed (m/s) the person may have along it. Returns their count (the tightest
     :data:`MAX_ROBOTS_PER_PERSON`)."""
+    robot_positions, robot_angles, robot_velocities, robot_margins, robot_copies = robots[:5]
+    rx0, ry0, rcell, rnx, rny, rstarts, ritems = robot_grid
+    circles, circle_starts, polygons, polygon_counts, polygon_skins, polygon_starts, centres = footprints
     found = 0
     ix_low, ix_high, iy_low, iy_high = cell_span(px, py, search, rx0, ry0, rcell, rnx, rny)
     for gy in range(iy_low, iy_high + 1):
@@ -133,21 +135,24 @@ def _cut(vx, vy, limits, count):  # pragma: no cover - compiled
 
 
 @jit
-def yield_to_robots(
-    rows, positions, velocities, radius, copies, copy_offsets, dt,
-    robot_positions, robot_angles, robot_velocities, robot_margins, robot_copies, robot_reach,
-    rx0, ry0, rcell, rnx, rny, rstarts, ritems,
-    circles, circle_starts, polygons, polygon_counts, polygon_skins, polygon_starts, centres,
-    segments, wx0, wy0, wcell, wnx, wny, wstarts, witems, wstamps, stamp, changed,
-):  # pragma: no cover - compiled
+def yield_to_robots(rows, people, dt, robots, robot_grid, footprints, wall_index, stamp,
+                    changed):  # pragma: no cover - compiled
     """Cut the velocities (m/s, in place) of the people ``rows`` so that over ``dt`` (s) none
     moves into a robot's footprint (see the module's docstring); ``changed[row]`` is set where a
-    velocity changed. People are discs of ``radius`` (m) at ``positions`` in copies ``copies``
-    (copy ``c``'s frame at ``copy_offsets[c]``); the robots as
-    :class:`~sim_server.core.crowd.robots.RobotState` gives them, each kept ``robot_margins`` (m) further off (:func:`arc_margins`), indexed by
-    the grid ``rx0`` ... ``ritems`` over ``robot_positions``, their largest
-    reach from the origin ``robot_reach`` (m); the walls as :class:`~sim_server.core.crowd.walls.WallIndex`
-    gives them, ``stamp`` a fresh query number. Returns the next free stamp."""
+    velocity changed.
+
+    ``people`` is one tuple ``(positions, velocities, radius, copies, copy_offsets)``: discs of
+    ``radius`` (m) at ``positions`` (m) in copies ``copies`` (copy ``c``'s frame at
+    ``copy_offsets[c]``). ``robots`` is ``(positions, angles, velocities, margins, copies,
+    reach)`` as :class:`~sim_server.core.crowd.robots.RobotState` gives them, each kept
+    ``margins`` (m) further off (:func:`arc_margins`), ``reach`` (m) their largest from the
+    origin; ``robot_grid`` indexes their positions
+    (:func:`~sim_server.core.crowd.navigation.build_grid`), ``footprints`` is
+    :meth:`~sim_server.core.crowd.robot_footprints.Footprints.arrays`. ``wall_index`` holds the
+    walls (:meth:`~sim_server.core.crowd.walls.WallIndex.arrays`), ``stamp`` a fresh query
+    number. Returns the next free stamp."""
+    positions, velocities, radius, copies, copy_offsets = people
+    robot_velocities, robot_reach = robots[2], robots[5]
     limits = np.empty((MAX_ROBOTS_PER_PERSON, 3))
     walls = np.empty((MAX_ROBOTS_PER_PERSON, 3))
     fastest = 0.0
@@ -159,9 +164,8 @@ def yield_to_robots(
         vx, vy = velocities[row, 0], velocities[row, 1]
         speed = math.sqrt(vx * vx + vy * vy)
         closing = (speed + fastest) * dt
-        count = _robot_limits(px, py, radius, closing, closing + radius + robot_reach, copies[row], dt, robot_positions, robot_angles,
-                              robot_velocities, robot_margins, robot_copies, rx0, ry0, rcell, rnx, rny, rstarts, ritems, circles,
-                              circle_starts, polygons, polygon_counts, polygon_skins, polygon_starts, centres, limits)
+        count = _robot_limits(px, py, radius, closing, closing + radius + robot_reach, copies[row], dt, robots, robot_grid,
+                              footprints, limits)
         if count == 0:
             continue
         cut_x, cut_y = _cut(vx, vy, limits, count)
@@ -170,8 +174,7 @@ def yield_to_robots(
         # the walls as the models cut (the step's cut may turn the person towards one)
         copy = copies[row]
         lx, ly = px - copy_offsets[copy, 0], py - copy_offsets[copy, 1]
-        found = walls_within(lx, ly, radius + speed * dt + NEAR_WALL, stamp, segments, wx0, wy0, wcell, wnx, wny,
-                             wstarts, witems, wstamps, walls, MAX_ROBOTS_PER_PERSON)
+        found = walls_within(lx, ly, radius + speed * dt + NEAR_WALL, stamp, wall_index, walls, MAX_ROBOTS_PER_PERSON)
         stamp += 1
         if found > 0:
             cut_x, cut_y = keep_out_of_walls(lx, ly, cut_x, cut_y, radius, dt, walls, found)

@@ -74,7 +74,7 @@ def walk(grid: WalkingGrid, start: tuple[float, float], goal: tuple[float, float
         if distance[0] < 0.1:
             break
         position = position + 0.05 * direction
-        found = walls_within(position[0, 0], position[0, 1], 0.3, step + 1, *walls.arrays(), near, 8)
+        found = walls_within(position[0, 0], position[0, 1], 0.3, step + 1, walls.arrays(), near, 8)
         assert found == 0 or near[0, 0] > 0.1  # never into a wall
     return position[0]
 
@@ -123,7 +123,7 @@ def test_the_nearest_wall_map_is_within_a_cell_of_the_exact_nearest_wall() -> No
     near = np.empty((8, 3))
     for k, (x, y) in enumerate(rng.uniform(-2, 22, (500, 2))):
         mapped = nearest_wall(x, y, points, x0, y0, cell)[0]
-        found = walls_within(x, y, 50.0, k + 1, *index.arrays(), near, 8)
+        found = walls_within(x, y, 50.0, k + 1, index.arrays(), near, 8)
         assert found and abs(mapped - near[0, 0]) <= 1.5 * cell * math.sqrt(2.0)
 
 

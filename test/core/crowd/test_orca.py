@@ -286,8 +286,8 @@ def test_walls_beyond_the_obstacle_range_are_not_looked_at() -> None:
     counts = []
     for distance in (reach - 1e-6, reach + 1e-6):
         walls = OrcaWalls.of_segments(np.array([[distance, -1.0, distance, 1.0]]), reach)
-        lines, walls_lines = orca_lines(0, parameters.array(), WALL_STEP, 1, position, velocity, np.array([WALL_BODY]),
-                                        np.zeros(1, dtype=np.int64), np.zeros((1, 2)), np.array([2.0]), *grid,
-                                        *walls.obstacles.arrays())
+        agents = (position, velocity, np.array([WALL_BODY]), np.zeros(1, dtype=np.int64), np.zeros((1, 2)))
+        lines, walls_lines = orca_lines(0, parameters.array(), WALL_STEP, 1, agents, np.array([2.0]), grid,
+                                        walls.obstacles.arrays())
         counts.append(walls_lines)
     assert counts == [1, 0]

@@ -37,9 +37,9 @@ class Scene:
         count = len(self.positions)
         out = np.full((count, 2), np.nan)
         self.stamp = pedsim_forces(
-            count, now, random, fading, along, GOAL_THRESHOLD, self.keys, self.deviations, self.index,
-            self.positions, self.velocities, np.zeros((count, 2)), self.directions, np.full(count, 10.0),
-            np.full(count, 1.3), *self.walls.arrays(), self.stamp, out,
+            count, now, (float(random), float(fading), float(along), float(GOAL_THRESHOLD)),
+            (self.keys, self.deviations, self.index), (self.positions, self.velocities, np.zeros((count, 2))),
+            (self.directions, np.full(count, 10.0), np.full(count, 1.3)), self.walls.arrays(), self.stamp, out,
         )
         return out
 

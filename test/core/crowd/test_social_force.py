@@ -36,10 +36,10 @@ def _forces(state: np.ndarray, parameters: SocialForceParameters, groups: list[l
     out = np.zeros((count, 2))
     grid = neighbour_grids(position, count, count, parameters.neighbor_range)
     index = WallIndex(np.zeros((0, 4)) if walls is None else walls)
-    social_force_step(parameters.array(), dt, count, position, velocity, np.full(count, radius),
-                      np.zeros(count, dtype=np.int64), np.zeros((count, 2)), direction, distance,
-                      np.full(count, 1.0e3), group_ids, len(groups or []), count, *grid, *index.arrays(), 1,
-                      *index.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
+    agents = (position, velocity, np.full(count, radius), np.zeros(count, dtype=np.int64), np.zeros((count, 2)))
+    social_force_step(parameters.array(), dt, count, agents, (direction, distance, np.full(count, 1.0e3)),
+                      (group_ids, len(groups or [])), grid, index.arrays(), 1, index.nearest_map(), no_robots(),
+                      NO_EXTRA_FORCES, out)
     return (out - velocity) / dt
 
 
@@ -167,11 +167,11 @@ def test_a_wall_pushes_and_no_body_enters_it() -> None:
     for _ in range(400):
         out = np.zeros((1, 2))
         grid = neighbour_grids(position[None], 1, 1, 10.0)
-        stamp = social_force_step(parameters.array(), 0.05, 1, position[None].copy(), velocity[None].copy(),
-                                  np.array([0.3]), np.zeros(1, dtype=np.int64), np.zeros((1, 2)),
-                                  np.array([[1.0, 0.0]]), np.array([5.0 - position[0]]),
-                                  np.array([1.3]), np.full(1, -1, dtype=np.int64), 0, 1, *grid, *index.arrays(), stamp,
-                                  *index.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
+        agents = (position[None].copy(), velocity[None].copy(), np.array([0.3]), np.zeros(1, dtype=np.int64),
+                  np.zeros((1, 2)))
+        walking = (np.array([[1.0, 0.0]]), np.array([5.0 - position[0]]), np.array([1.3]))
+        stamp = social_force_step(parameters.array(), 0.05, 1, agents, walking, (np.full(1, -1, dtype=np.int64), 0),
+                                  grid, index.arrays(), stamp, index.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
         velocity = out[0]
         position = position + velocity * 0.05
         assert 2.0 - position[0] >= 0.3 - 1e-9
@@ -187,9 +187,11 @@ def test_non_finite_velocities_never_come_out(bad: float) -> None:
     out = np.zeros((count, 2))
     empty = WallIndex(np.zeros((0, 4)))
     grid = neighbour_grids(position, count, count, 10.0)
-    social_force_step(SocialForceParameters().array(), 0.1, count, position, velocity, np.full(count, 0.3),
-                      np.zeros(count, dtype=np.int64), np.zeros((count, 2)), np.tile([1.0, 0.0], (count, 1)), np.full(count, 5.0), np.full(count, 1.3),
-                      np.full(count, -1, dtype=np.int64), 0, count, *grid, *empty.arrays(), 1, *empty.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
+    agents = (position, velocity, np.full(count, 0.3), np.zeros(count, dtype=np.int64), np.zeros((count, 2)))
+    walking = (np.tile([1.0, 0.0], (count, 1)), np.full(count, 5.0), np.full(count, 1.3))
+    social_force_step(SocialForceParameters().array(), 0.1, count, agents, walking,
+                      (np.full(count, -1, dtype=np.int64), 0), grid, empty.arrays(), 1, empty.nearest_map(), no_robots(),
+                      NO_EXTRA_FORCES, out)
     assert np.isfinite(out).all()
 
 
