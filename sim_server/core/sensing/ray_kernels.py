@@ -322,23 +322,26 @@ def _sectors(ox, oy, xs, ys, radii, count, sector_count):  # pragma: no cover - 
 
 
 @jit
-def _cast_scan(
-    ox, oy, heading, first_beam, end_beam, local_cos, local_sin, local_angles, max_range, mask,
-    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
-    clearance, all_segment_bits,
-    fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
-    fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-    polygons, polygon_counts, polygon_tags, polygon_radii, near_polygons, near_polygon_count,
-    circles, circle_tags, near_circles, near_circle_count,
-    out_ranges, out_tags,
-):  # pragma: no cover - compiled
-    """Beams ``first_beam:end_beam`` of one scan from (ox, oy): each beam's closest hit's range
-    and tag (inf and -1 for none) into ``out_ranges`` and ``out_tags``.
+def _cast_scan(ox, oy, heading, first_beam, end_beam, max_range, mask, beams, walls, fixed, moving, near,
+               out):  # pragma: no cover - compiled
+    """Beams ``first_beam:end_beam`` of one scan from (ox, oy) (m) turned by ``heading`` (rad),
+    up to ``max_range`` (m), seeing what shares a bit with ``mask``: each beam's closest hit's
+    range (m) and tag (inf and -1 for none) into ``out`` (ranges, tags).
 
-    Of the moving shapes only those listed in ``near_polygons[:near_polygon_count]`` and
-    ``near_circles[:near_circle_count]`` are tested (their masks already checked). Beam
-    directions are the beams' local unit vectors rotated by the heading.
+    ``beams`` is ``(local_cos, local_sin, local_angles)`` of every beam, relative to the heading;
+    ``walls``, ``fixed`` and ``moving`` are the scene as :func:`_cast_scans` takes it. Of the
+    moving shapes only those listed in ``near``, ``(near_polygons, near_polygon_count,
+    near_circles, near_circle_count)``, are tested (their masks already checked).
     """
+    local_cos, local_sin, local_angles = beams
+    (segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
+     clearance, all_segment_bits) = walls
+    (fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
+     fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items) = fixed
+    polygons, polygon_counts, polygon_tags, polygon_radii = moving[0], moving[1], moving[3], moving[4]
+    circles, circle_tags = moving[5], moving[7]
+    near_polygons, near_polygon_count, near_circles, near_circle_count = near
+    out_ranges, out_tags = out
     grid_w = nx * cell
     grid_h = ny * cell
     has_fixed = fixed_polygons.shape[0] > 0 or fixed_circles.shape[0] > 0
@@ -569,21 +572,15 @@ def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - 
 
 
 @jit
-def _cast_scan_range(
-    first_scan, end_scan,
-    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
-    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
-    clearance, all_segment_bits,
-    fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
-    fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-    polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
-    circles, circle_bits, circle_tags,
-    out_ranges, out_tags,
-    gx0, gy0, gcell, gnx, gny, gstarts, gitems,
-):  # pragma: no cover - compiled
-    """Scans ``first_scan:end_scan`` of :func:`_cast_scans`, the moving shapes sorted into the
-    grid ``gx0 .. gitems`` (:func:`_moving_grid`); scratch arrays of its own, so that ranges of
-    scans can run on different threads."""
+def _cast_scan_range(first_scan, end_scan, scans, walls, fixed, moving, out, moving_grid):  # pragma: no cover - compiled
+    """Scans ``first_scan:end_scan`` of :func:`_cast_scans`, the moving shapes sorted into
+    ``moving_grid`` (:func:`_moving_grid`); scratch arrays of its own, so that ranges of scans
+    can run on different threads."""
+    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks = scans
+    polygons, polygon_bits, polygon_radii = moving[0], moving[2], moving[4]
+    circles, circle_bits = moving[5], moving[6]
+    gx0, gy0, gcell, gnx, gny, gstarts, gitems = moving_grid
+    beams = (local_cos, local_sin, local_angles)
     n_polygons = polygons.shape[0]
     near_polygons = np.empty(n_polygons, dtype=np.int64)
     near_circles = np.empty(circles.shape[0], dtype=np.int64)
@@ -625,77 +622,40 @@ def _cast_scan_range(
         near_polygons[:near_polygon_count].sort()
         near_circles[:near_circle_count].sort()
         _cast_scan(
-            ox, oy, headings[scan], beam_starts[scan], beam_starts[scan + 1], local_cos, local_sin, local_angles, reach, mask,
-            segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
-            clearance, all_segment_bits,
-            fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
-            fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-            polygons, polygon_counts, polygon_tags, polygon_radii, near_polygons, near_polygon_count,
-            circles, circle_tags, near_circles, near_circle_count,
-            out_ranges, out_tags,
+            ox, oy, headings[scan], beam_starts[scan], beam_starts[scan + 1], reach, mask, beams, walls, fixed, moving,
+            (near_polygons, near_polygon_count, near_circles, near_circle_count), out,
         )
 
 
 @jit
-def _cast_scans(
-    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
-    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
-    clearance, all_segment_bits,
-    fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
-    fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-    polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
-    circles, circle_bits, circle_tags,
-    out_ranges, out_tags,
-):  # pragma: no cover - compiled
-    """Every beam of every scan: scan ``i`` casts beams ``beam_starts[i]:beam_starts[i + 1]``
-    (local directions ``local_cos, local_sin``) turned by ``headings[i]`` from its origin, seeing
-    the moving shapes within its range."""
+def _cast_scans(scans, walls, fixed, moving, out):  # pragma: no cover - compiled
+    """Every beam of every scan into ``out`` (ranges in m, ``inf`` for no hit; tags, -1 for none).
+
+    ``scans`` is ``(origins_x, origins_y, headings, beam_starts, local_cos, local_sin,
+    local_angles, max_ranges, masks)``: scan ``i`` casts beams ``beam_starts[i]:beam_starts[i +
+    1]`` (local directions ``local_cos, local_sin``) turned by ``headings[i]`` (rad) from its
+    origin (m), up to ``max_ranges[i]`` (m), seeing what shares a bit with ``masks[i]``. The
+    scene: ``walls`` (:meth:`~sim_server.core.sensing.raycast.StaticScene.walls`), ``fixed``
+    (:meth:`~sim_server.core.sensing.raycast.StaticScene.fixed_shapes`) and ``moving``
+    (:meth:`~sim_server.core.sensing.raycast.MovingShapes.arrays`); each scan sees the moving
+    shapes within its range."""
+    max_ranges = scans[7]
     reach_cell = max_ranges.max() if max_ranges.shape[0] else 1.0
-    gx0, gy0, gcell, gnx, gny, gstarts, gitems = _moving_grid(polygons, polygon_radii, circles, reach_cell)
-    _cast_scan_range(
-        0, origins_x.shape[0],
-        origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
-        segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
-        clearance, all_segment_bits,
-        fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
-        fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-        polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
-        circles, circle_bits, circle_tags,
-        out_ranges, out_tags,
-        gx0, gy0, gcell, gnx, gny, gstarts, gitems,
-    )
+    moving_grid = _moving_grid(moving[0], moving[4], moving[5], reach_cell)
+    _cast_scan_range(0, scans[0].shape[0], scans, walls, fixed, moving, out, moving_grid)
 
 
 @jit_parallel
-def _cast_scans_parallel(
-    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
-    segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
-    clearance, all_segment_bits,
-    fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
-    fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-    polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
-    circles, circle_bits, circle_tags,
-    out_ranges, out_tags,
-    chunks,
-):  # pragma: no cover - compiled
+def _cast_scans_parallel(scans, walls, fixed, moving, out, chunks):  # pragma: no cover - compiled
     """:func:`_cast_scans` with the scans cut into ``chunks`` runs of consecutive scans that
     numba's threads share out (each scan's beams are the same as in the serial cast)."""
+    max_ranges = scans[7]
     reach_cell = max_ranges.max() if max_ranges.shape[0] else 1.0
-    gx0, gy0, gcell, gnx, gny, gstarts, gitems = _moving_grid(polygons, polygon_radii, circles, reach_cell)
-    scans = origins_x.shape[0]
+    moving_grid = _moving_grid(moving[0], moving[4], moving[5], reach_cell)
+    count = scans[0].shape[0]
     for chunk in prange(chunks):
-        _cast_scan_range(
-            chunk * scans // chunks, (chunk + 1) * scans // chunks,
-            origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks,
-            segments, segment_kinds, segment_axis, segment_bits, segment_tags, x0, y0, cell, nx, ny, starts, walk_grid,
-            clearance, all_segment_bits,
-            fixed_polygons, fixed_counts, fixed_polygon_bits, fixed_polygon_tags, polygon_starts, polygon_items,
-            fixed_circles, fixed_circle_bits, fixed_circle_tags, circle_starts, circle_items,
-            polygons, polygon_counts, polygon_bits, polygon_tags, polygon_radii,
-            circles, circle_bits, circle_tags,
-            out_ranges, out_tags,
-            gx0, gy0, gcell, gnx, gny, gstarts, gitems,
-        )
+        _cast_scan_range(chunk * count // chunks, (chunk + 1) * count // chunks, scans, walls, fixed, moving, out,
+                         moving_grid)
 
 
 @jit

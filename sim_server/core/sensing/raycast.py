@@ -170,6 +170,24 @@ class StaticScene:
         self.all_segment_bits = -1 if (self.bits == 0).any() else int(np.bitwise_or.reduce(self.bits, initial=0))
         self.clearance = _clearance(self.starts, self.polygon_starts, self.circle_starts, self.nx, self.ny)
 
+    def walls(self) -> tuple:
+        """The segments as the compiled cast takes them, one tuple: the segments in cell order
+        (x1, y1, x2, y2 in m), their kinds, axis data, bits and tags; the grid's x0, y0, cell (m),
+        nx, ny and starts; whether there is anything to walk the grid for; each cell's clearance
+        (empty rings round it) and every segment's bits together."""
+        return (self.item_segments, self.item_kinds, self.item_axis, self.item_bits, self.item_tags,
+                float(self.x0), float(self.y0), float(self.cell), int(self.nx), int(self.ny), self.starts,
+                bool(self.walk_grid), self.clearance, int(self.all_segment_bits))
+
+    def fixed_shapes(self) -> tuple:
+        """The fixed footprints as the compiled cast takes them, one tuple: polygons (P, 8, 2; m),
+        vertex counts, bits, tags and the polygons by cell (starts, items); circles (C, 3: x, y,
+        radius in m), bits, tags and the circles by cell (starts, items)."""
+        fixed = self.fixed
+        return (fixed.polygons, fixed.polygon_counts, fixed.polygon_bits, fixed.polygon_tags,
+                self.polygon_starts, self.polygon_items,
+                fixed.circles, fixed.circle_bits, fixed.circle_tags, self.circle_starts, self.circle_items)
+
 
 @dataclass
 class MovingShapes:
@@ -208,6 +226,12 @@ class MovingShapes:
         if self.polygon_radii is None:
             self.polygon_radii = bounding_radii(self.polygons)
         self.polygon_radii = typed(self.polygon_radii, np.float64)
+
+    def arrays(self) -> tuple:
+        """The shapes as the compiled cast takes them, one tuple: polygons, polygon_counts,
+        polygon_bits, polygon_tags, polygon_radii, circles, circle_bits, circle_tags."""
+        return (self.polygons, self.polygon_counts, self.polygon_bits, self.polygon_tags, self.polygon_radii,
+                self.circles, self.circle_bits, self.circle_tags)
 
     @classmethod
     def empty(cls) -> "MovingShapes":
@@ -338,22 +362,13 @@ def _cast(chunks: int, batch: ScanBatch, origins_x: np.ndarray, origins_y: np.nd
           scene: StaticScene, shapes: MovingShapes, ranges: np.ndarray, tags: np.ndarray) -> None:
     """The compiled cast of :func:`cast_scans` into ``ranges`` and ``tags``: on threads in
     ``chunks`` runs of scans, serially when ``chunks`` is 0."""
-    fixed = scene.fixed
     # Every argument of the types warm_up() compiled (scalars too: a NumPy float32 would not be).
-    (_cast_scans_parallel if chunks else _cast_scans)(
-        typed(origins_x, np.float64), typed(origins_y, np.float64), typed(headings, np.float64),
-        batch.beam_starts, batch.local_cos, batch.local_sin, batch.local_angles, batch.max_ranges, batch.masks,
-        scene.item_segments, scene.item_kinds, scene.item_axis, scene.item_bits, scene.item_tags,
-        float(scene.x0), float(scene.y0), float(scene.cell), int(scene.nx), int(scene.ny),
-        scene.starts, bool(scene.walk_grid), scene.clearance, int(scene.all_segment_bits),
-        fixed.polygons, fixed.polygon_counts, fixed.polygon_bits, fixed.polygon_tags,
-        scene.polygon_starts, scene.polygon_items,
-        fixed.circles, fixed.circle_bits, fixed.circle_tags, scene.circle_starts, scene.circle_items,
-        shapes.polygons, shapes.polygon_counts, shapes.polygon_bits, shapes.polygon_tags, shapes.polygon_radii,
-        shapes.circles, shapes.circle_bits, shapes.circle_tags,
-        ranges, tags,
-        *((chunks,) if chunks else ()),
-    )
+    scans = (typed(origins_x, np.float64), typed(origins_y, np.float64), typed(headings, np.float64),
+             batch.beam_starts, batch.local_cos, batch.local_sin, batch.local_angles, batch.max_ranges, batch.masks)
+    if chunks:
+        _cast_scans_parallel(scans, scene.walls(), scene.fixed_shapes(), shapes.arrays(), (ranges, tags), chunks)
+    else:
+        _cast_scans(scans, scene.walls(), scene.fixed_shapes(), shapes.arrays(), (ranges, tags))
 
 
 def cast_rays(
