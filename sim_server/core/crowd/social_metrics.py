@@ -176,20 +176,23 @@ def angle_between(ax, ay, bx, by):  # pragma: no cover - compiled
 
 
 @jit
-def robots_among_people(robot_position, robot_velocity, robot_radius, robot_world, people_position, people_velocity,
-                        people_radius, people_world, previous, known, walking, dt, effect_radius, gap, ttc, near_sum,
-                        near_count, far_sum, far_count):  # pragma: no cover - compiled
+def robots_among_people(robots_now, people_now, dt, effect_radius, found):  # pragma: no cover - compiled
     """One pass over every robot and the people of its world.
 
-    Robots: (R, 2) positions (m) and velocities (m/s), (R,) radii (m) and worlds (int64 >= 0).
-    People: the same, (P, ...); ``previous`` (P, 2) each one's velocity on the last update (m/s)
-    where ``known`` (P,), ``walking`` (P,) whether it counts for the effect on people; ``dt`` (s)
-    the time since the last update. Writes per robot: ``gap`` (R,) the smallest gap to a person of
+    ``robots_now`` is ``(positions, velocities, radii, worlds)``: (R, 2) positions (m) and
+    velocities (m/s), (R,) radii (m) and worlds (int64 >= 0). ``people_now`` is the same for
+    the people, (P, ...), then ``previous`` (P, 2) each one's velocity on the last update (m/s)
+    where ``known`` (P,), and ``walking`` (P,) whether it counts for the effect on people;
+    ``dt`` (s) the time since the last update. Writes per robot into ``found``, ``(gap, ttc,
+    near_sum, near_count, far_sum, far_count)``: ``gap`` (R,) the smallest gap to a person of
     its world (m, inf: nobody), ``ttc`` (R,) the soonest time to collision (s, inf: nobody on a
     collision course), ``near_sum`` / ``near_count`` (R, EFFECT_VALUES) the sums and counts of
     the speeds, decelerations and lateral accelerations of the people within ``effect_radius``
     (gap, m) of it, ``far_sum`` / ``far_count`` those of the people of its world beyond that
     radius of every robot of the world."""
+    robot_position, robot_velocity, robot_radius, robot_world = robots_now
+    people_position, people_velocity, people_radius, people_world, previous, known, walking = people_now
+    gap, ttc, near_sum, near_count, far_sum, far_count = found
     robots, people = robot_position.shape[0], people_position.shape[0]
     values = np.zeros((people, EFFECT_VALUES))
     valid = np.zeros((people, EFFECT_VALUES), dtype=np.bool_)
@@ -269,17 +272,22 @@ def robots_among_people(robot_position, robot_velocity, robot_radius, robot_worl
 
 
 @jit
-def advance_robots(running, dt, position, velocity, heading, headed, goal, touching_person, touching_other, gap, ttc,
-                   near_sum, near_count, far_sum, far_count, zone_gaps, sums, counts, last, flags, zone_steps,
-                   zone_entries, inside, effect_sum, effect_count):  # pragma: no cover - compiled
-    """Add one update to the episodes of the ``running`` (R,) robots: now at ``position`` (R, 2;
-    m), moving at ``velocity`` (R, 2; m/s), facing ``heading`` (R,; rad) if ``headed`` else their
-    direction of motion, with their ``goal`` (R, 2; m), touching a person or anything else (R,
-    bool each), and what :func:`robots_among_people` found (``gap`` ... ``far_count``). Adds to
-    the running sums and counts (columns named at the module's top), the zones' steps and entries
-    (R, Z; ``zone_gaps`` (Z,) m) and the effect sums (R, 2, EFFECT_VALUES); keeps each running robot's
+def advance_robots(running, dt, motion, found, zone_gaps, episodes):  # pragma: no cover - compiled
+    """Add one update to the episodes of the ``running`` (R,) robots.
+
+    ``motion`` is ``(position, velocity, heading, headed, goal, touching_person,
+    touching_other)``: the robots now at ``position`` (R, 2; m), moving at ``velocity`` (R, 2;
+    m/s), facing ``heading`` (R,; rad) if ``headed`` else their direction of motion, with their
+    ``goal`` (R, 2; m), touching a person or anything else (R, bool each); ``found`` what
+    :func:`robots_among_people` found. ``episodes`` is ``(sums, counts, last, flags,
+    zone_steps, zone_entries, inside, effect_sum, effect_count)``: adds to the running sums and
+    counts (columns named at the module's top), the zones' steps and entries (R, Z;
+    ``zone_gaps`` (Z,) m) and the effect sums (R, 2, EFFECT_VALUES); keeps each running robot's
     state in ``last``, ``flags`` and ``inside`` for the next update (the others are left as
     their episodes ended)."""
+    position, velocity, heading, headed, goal, touching_person, touching_other = motion
+    gap, ttc, near_sum, near_count, far_sum, far_count = found
+    sums, counts, last, flags, zone_steps, zone_entries, inside, effect_sum, effect_count = episodes
     for i in range(position.shape[0]):
         if not running[i]:  # a finished episode keeps its metrics, its end position among them
             continue
@@ -525,23 +533,22 @@ class SocialMetrics:
                    else self._rows(people_walking, None, people, "people_walking", np.bool_))
         ids = None if people_ids is None else self._rows(people_ids, None, people, "people_ids", np.int64)
         previous, known = self._people_history(ids, people_velocity)
+        found = (self._gap, self._ttc, self._near_sum, self._near_count, self._far_sum, self._far_count)
         robots_among_people(
-            position, velocity, self._rows(robot_radii, None, robots, "robot_radii"), self.robot_worlds,
-            self._rows(people_positions, 2, people, "people_positions"), people_velocity,
-            self._rows(people_radii, None, people, "people_radii"), worlds, previous, known, walking, self.step_size,
-            self.effect_radius, self._gap, self._ttc, self._near_sum, self._near_count, self._far_sum, self._far_count,
+            (position, velocity, self._rows(robot_radii, None, robots, "robot_radii"), self.robot_worlds),
+            (self._rows(people_positions, 2, people, "people_positions"), people_velocity,
+             self._rows(people_radii, None, people, "people_radii"), worlds, previous, known, walking),
+            self.step_size, self.effect_radius, found,
         )
         headed = robot_headings is not None
         touching = [self._untouched if flags is None else self._rows(flags, None, robots, name, np.bool_)
                     for flags, name in ((collided_person, "collided_person"), (collided_other, "collided_other"))]
-        advance_robots(
-            self.running, self.step_size, position, velocity,
-            self._rows(robot_headings, None, robots, "robot_headings") if headed else self._no_headings, headed,
-            self._rows(goals, 2, robots, "goals"), touching[0], touching[1],
-            self._gap, self._ttc, self._near_sum, self._near_count, self._far_sum, self._far_count, self.zone_gaps,
-            self._sums, self._counts, self._last, self._flags, self._zone_steps, self._zone_entries, self._inside,
-            self._effect_sum, self._effect_count,
-        )
+        motion = (position, velocity,
+                  self._rows(robot_headings, None, robots, "robot_headings") if headed else self._no_headings, headed,
+                  self._rows(goals, 2, robots, "goals"), touching[0], touching[1])
+        episodes = (self._sums, self._counts, self._last, self._flags, self._zone_steps, self._zone_entries,
+                    self._inside, self._effect_sum, self._effect_count)
+        advance_robots(self.running, self.step_size, motion, found, self.zone_gaps, episodes)
 
     # ------------------------------------------------------------------ results
     @property
