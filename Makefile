@@ -56,10 +56,11 @@ test-ros: setup ros2-tools
 
 # The documentation (docs/: markdown pages and the API reference from the docstrings) as HTML in
 # build/docs/html, read afresh each time (-E) so every warning shows; any warning fails the build.
+# The gallery draws every bundled world as it builds, the example package's too (hence example-plugins).
 DOCS_OUT := build/docs
 SPHINXOPTS ?= -W --keep-going
 
-docs: setup
+docs: setup example-plugins
 	$(IN_ENV) python -m sphinx -b html -E $(SPHINXOPTS) -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
 	@echo "Documentation: $(CURDIR)/$(DOCS_OUT)/html/index.html"
 

@@ -18,6 +18,8 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 if ROOT not in sys.path:  # the editable install has it already; a plain checkout may not
     sys.path.insert(0, ROOT)
+# This folder's own extensions (_ext/): world_gallery draws the gallery's pictures as it builds.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ext"))
 
 import sim_server  # noqa: E402 (after the path)
 
@@ -34,10 +36,11 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
+    "world_gallery",
 ]
 root_doc = "index"
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store"]
 templates_path: list[str] = []
 # Cross-references that do not resolve stay plain text (no warning): many annotations name
 # third-party types (numpy, Box2D, rclpy) that this build does not link to (no intersphinx).
