@@ -21,6 +21,9 @@ if ROOT not in sys.path:  # the editable install has it already; a plain checkou
 
 import sim_server  # noqa: E402 (after the path)
 
+# The extensions of this folder (key_reference: the key reference, made from the readers).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 # -- Project ----------------------------------------------------------------------------------
 project = "sim_server"
 author = "sim_server developers"
@@ -34,6 +37,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
+    "key_reference",
 ]
 root_doc = "index"
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
