@@ -18,7 +18,8 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 if ROOT not in sys.path:  # the editable install has it already; a plain checkout may not
     sys.path.insert(0, ROOT)
-# This folder's own extensions (_ext/): world_gallery draws the gallery's pictures as it builds.
+# This folder's own extensions (_ext/): world_gallery draws the gallery's pictures as it builds,
+# key_reference makes the key reference's tables from the readers.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ext"))
 
 import sim_server  # noqa: E402 (after the path)
@@ -37,6 +38,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "world_gallery",
+    "key_reference",
 ]
 root_doc = "index"
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -110,3 +110,6 @@ def test_gallery_fails_the_build_in_one_line_on_a_world_that_does_not_load(tmp_p
     line = f"{tmp_path / 'world.yaml'}: the gallery cannot load this world: "
     (said,) = [text for text in result.stderr.splitlines() if text.startswith(line)]
     assert 'unrecognized key(s) "colour"' in said, result.stderr
+    # the key reference's tables, made by docs/_ext/key_reference.py from the readers as the page is read
+    keys = (tmp_path / "html" / "keys.html").read_text()
+    assert "Plugin Laser" in keys and "bodies[].footprints[]" in keys and "key-reference-tables" not in keys

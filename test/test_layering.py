@@ -64,7 +64,7 @@ CORE_LAYERS = (
     ("plugins",),  # the plugin author's face: bases, capabilities, and the ray service below it
     ("levels",),
     ("world",),
-    ("state", "control"),
+    ("state", "control", "key_reference"),
     ("",),
 )
 #: Packages of ROS that the core, rendering and learning must not import.
@@ -271,7 +271,7 @@ def test_core_units_import_only_their_own_modules_and_lower_layers() -> None:
 
 def test_nothing_below_the_composition_root_names_the_world() -> None:
     root = {"sim_server.core.levels", "sim_server.core.world", "sim_server.core.state", "sim_server.core.control",
-            "sim_server.core"}
+            "sim_server.core.key_reference", "sim_server.core"}
     naming = [
         module
         for module, others in GRAPH.items()

@@ -14,6 +14,9 @@
 * :mod:`.pedsim_scenario` -- pedsim's scenario files (XML: walls, waypoints, queues,
   attractions, agent clusters and the robot), read with limits;
 * :mod:`.entity_names`, :mod:`.shape_validation` -- the rules for names and footprints.
+* :mod:`.key_catalog`, :mod:`.key_notes` -- the reference of every key the readers accept, found
+  by recording their reads (of the files :mod:`sim_server.core.key_reference` loads; the docs'
+  page ``keys``) and what code cannot say of them.
 
 Nothing here creates Box2D objects: :mod:`sim_server.core.physics` builds them from these specs.
 """
