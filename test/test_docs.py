@@ -285,7 +285,7 @@ MACHINE_PATH = re.compile(r"(?:^|[^\w.~/-])(/(?:work|home|root|Users|mnt|srv|opt
 
 
 def test_no_page_names_a_path_of_a_development_machine() -> None:
-    pages = [*DOCS.glob("*.md"), REPO_ROOT / "README.md", *REPO_ROOT.glob("examples/*/README.md"),
+    pages = [*DOCS.rglob("*.md"), REPO_ROOT / "README.md", *REPO_ROOT.glob("examples/*/README.md"),
              REPO_ROOT / "bench" / "README.md"]
     found = [f"{path.relative_to(REPO_ROOT)}:{number}: {match}"
              for path in pages for number, line in enumerate(path.read_text().splitlines(), 1)
@@ -297,13 +297,22 @@ def test_no_page_names_a_path_of_a_development_machine() -> None:
 
 
 def test_links_between_pages_resolve() -> None:
-    """Links of the README and of the pages reach an existing page or image (the Sphinx build
-    checks the anchors); inside docs/, only other pages and images are linked."""
-    for source in [REPO_ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+    """Links of the README and of the pages (the tutorials' too) reach an existing page or image
+    (the Sphinx build checks the anchors); inside docs/, only other pages and images are linked."""
+    for source in [REPO_ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
         for target in re.findall(r"\]\(([^)\s]+)\)", source.read_text()):
             if target.startswith(("http://", "https://", "#")):
                 continue
             path = (source.parent / target.split("#")[0]).resolve()
-            assert path.is_file(), f"{source.name}: link to {target} reaches no file"
-            if source.parent == DOCS:
-                assert path.parent in (DOCS, DOCS / "images"), f"{source.name}: link to {target} leaves docs/"
+            assert path.is_file(), f"{source.relative_to(REPO_ROOT)}: link to {target} reaches no file"
+            if DOCS in source.parents:
+                assert DOCS in path.parents, f"{source.relative_to(REPO_ROOT)}: link to {target} leaves docs/"
+
+
+#: The README is the front page: at most this many lines (the rest is in docs/).
+README_LINES = 200
+
+
+def test_the_readme_is_a_front_page() -> None:
+    lines = (REPO_ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= README_LINES, f"README.md has {len(lines)} lines (at most {README_LINES}): move detail to docs/"
