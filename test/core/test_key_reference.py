@@ -13,10 +13,10 @@ import yaml
 
 from sim_server.core import World
 from sim_server.core.errors import SimError
-from sim_server.core.format.key_catalog import ANY_NAME, READ_METHODS, Catalog, KeyRecorder, Read, build_catalog
+from sim_server.core.format.key_catalog import ANY_NAME, READ_METHODS, Catalog, KeyRecorder, Read
 from sim_server.core.format.map_file import load_map_file
 from sim_server.core.format.model_file import load_model_file
-from sim_server.core.key_reference import PLUGIN_ENTRIES, PLUGIN_MODEL, record_exemplars, recording_all
+from sim_server.core.key_reference import PLUGIN_ENTRIES, PLUGIN_MODEL, recording_all
 from test.conftest import REPO_ROOT
 from test.sim_plugins.plugin_keys import setup_entry_points
 
@@ -28,19 +28,6 @@ READER_MODULES = {
               "sim_server/core/format/map_file.py", "sim_server/core/format/crowd_file.py"],
     "plugins": sorted(str(path.relative_to(REPO_ROOT)) for path in (REPO_ROOT / "sim_plugins").glob("*.py")),
 }
-
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[KeyRecorder, Path]:
-    """The reads of the exemplars, and the folder they were written in."""
-    folder = tmp_path_factory.mktemp("exemplars")
-    return record_exemplars(folder), folder
-
-
-@pytest.fixture(scope="module")
-def catalog(recorded: tuple[KeyRecorder, Path]) -> Catalog:
-    """The reference's catalogue."""
-    return build_catalog(recorded[0].reads)
 
 
 def test_every_bundled_plugin_has_an_exemplar_and_a_section(catalog: Catalog) -> None:

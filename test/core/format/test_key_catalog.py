@@ -7,24 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from sim_server.core.format import key_notes
 from sim_server.core.format.key_catalog import ANY_NAME, Catalog, KeyRecorder, build_catalog, render_markdown
-from sim_server.core.key_reference import record_exemplars
-
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[KeyRecorder, Path]:
-    """The reads of the exemplars, and the folder they were written in."""
-    folder = tmp_path_factory.mktemp("exemplars")
-    return record_exemplars(folder), folder
-
-
-@pytest.fixture(scope="module")
-def catalog(recorded: tuple[KeyRecorder, Path]) -> Catalog:
-    """The reference's catalogue."""
-    return build_catalog(recorded[0].reads)
 
 
 def test_every_key_has_a_meaning_and_every_note_a_key(catalog: Catalog) -> None:
