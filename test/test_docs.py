@@ -76,6 +76,18 @@ def test_crowd_example_runs_without_ros() -> None:
     assert "people_0" in result.stdout
 
 
+def test_the_pedsim_table_names_every_element_and_attribute_the_reader_takes() -> None:
+    """docs/crowds.md's table of pedsim elements shows each one the scenario reader takes with all
+    its attributes, in pedsim's order (the reader refuses any other): page and reader agree."""
+    from sim_server.core.format.pedsim_scenario import _ATTRIBUTES
+
+    text = page("crowds.md")
+    for element, attributes in _ATTRIBUTES.items():
+        if element != "scenario":  # the root, which holds the others
+            shown = f"`<{' '.join((element, *attributes))}>`"
+            assert shown in text, f"docs/crowds.md: the pedsim table lacks {shown}"
+
+
 def test_crowd_page_s_error_is_the_one_the_loader_words(tmp_path) -> None:
     from test.core.format.test_crowd_file import changed, load_error
 
