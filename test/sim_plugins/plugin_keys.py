@@ -1,16 +1,17 @@
 """What the generated plugin-key tests (test_plugin_key_abuse.py) know of the bundled plugins:
-their entry points, a minimal valid entry of each, a model and world they all load on, and a
-:class:`RecordingReader` that finds out which keys a plugin reads, with which reader method.
+their entry points, a minimal valid entry of each, a model and world they all load on, and which
+keys a plugin reads, with which reader method (:func:`reads_of`).
 
-The keys are found, not listed: each plugin's ``on_initialize`` runs on its minimal entry with a
-:class:`RecordingReader` in place of the :class:`YamlReader` (every key read is logged with its
-method and arguments: default, range, choices), so a key added to a plugin is tested at once.
+The keys are found, not listed: each plugin's ``on_initialize`` runs on its minimal entry with the
+key catalogue's recording reader (:mod:`sim_server.core.format.key_catalog`, which the key
+reference is made with) in place of the :class:`YamlReader` (every key read is logged as a
+:class:`~sim_server.core.format.key_catalog.Read`, with its method and arguments: default,
+range, choices), so a key added to a plugin is tested at once.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 import yaml
 
 from sim_server.core import World
+from sim_server.core.format.key_catalog import KeyRecorder, Read, reader_class
 from sim_server.core.format.yaml_reader import YamlReader
 from sim_server.core.plugins import manager
 from test.conftest import REPO_ROOT
@@ -85,72 +87,6 @@ def load_world(folder: Path) -> World:
     return World.from_file(write_world(folder), step_size=0.01, seed=3)
 
 
-@dataclass(frozen=True)
-class Read:
-    """One key a plugin read: its ``path`` (``("angle", "min")`` for a key of a nested map), the
-    reader ``method`` (``get_topic``) and the arguments after the key (default, size, range ...)."""
-
-    path: tuple[str, ...]
-    method: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-    @property
-    def key(self) -> str:
-        """The key itself (the last of the path)."""
-        return self.path[-1]
-
-    def argument(self, name: str, position: int, default: Any = None) -> Any:
-        """The argument ``name`` (``position`` among those after the key), or ``default``."""
-        if name in self.kwargs:
-            return self.kwargs[name]
-        return self.args[position] if len(self.args) > position else default
-
-
-#: The reader methods a recording reader logs (every typed read of a key).
-READ_METHODS = tuple(name for name in vars(YamlReader) if name.startswith("get_"))
-
-
-class RecordingReader(YamlReader):
-    """A :class:`YamlReader` that logs every key read (:class:`Read`) in :attr:`log`, shared with
-    the readers of its nested maps; a read a method makes through another (``get_pose`` through
-    ``get_floats``) is logged once, as the outer one."""
-
-    #: Where the readers made by the plugin manager log (set by :func:`recorded_reads`).
-    log: list[Read] = []
-
-    def __init__(self, data: Any, file: Path, location: str = "", path: tuple[str, ...] = ()) -> None:
-        super().__init__(data, file, location)
-        self._path = path
-        self._depth = 0
-        self._pending: tuple[str, ...] = path
-
-    def _child(self, data: Any, location: str) -> YamlReader:
-        return RecordingReader(data, self.file, location, self._pending)
-
-
-def _recording(name: str) -> Any:
-    """:class:`YamlReader`'s method ``name``, logging the read when it is not made by another."""
-    method = getattr(YamlReader, name)
-
-    def read(self: RecordingReader, key: str, *args: Any, **kwargs: Any) -> Any:
-        if self._depth == 0:
-            RecordingReader.log.append(Read(self._path + (key,), name, args, kwargs))
-        self._pending = self._path + (key,)
-        self._depth += 1
-        try:
-            return method(self, key, *args, **kwargs)
-        finally:
-            self._depth -= 1
-
-    read.__name__ = name
-    return read
-
-
-for _name in READ_METHODS:
-    setattr(RecordingReader, _name, _recording(_name))
-
-
 def model_text(plugin_type: str, config: dict[str, Any]) -> str:
     """The YAML of the test model carrying one plugin ``plugin_type`` with the keys ``config``."""
     entry = {"type": plugin_type, "name": PLUGIN_NAME, **config}
@@ -159,10 +95,10 @@ def model_text(plugin_type: str, config: dict[str, Any]) -> str:
 
 def recorded_reads(monkeypatch: pytest.MonkeyPatch, folder: Path, plugin_type: str) -> list[Read]:
     """The keys ``plugin_type`` reads on its minimal entry (loading it in a world in ``folder``),
-    in the order read."""
-    log: list[Read] = []
-    monkeypatch.setattr(RecordingReader, "log", log)
-    monkeypatch.setattr(manager, "YamlReader", RecordingReader)
+    in the order read: the plugin manager's readers are the key catalogue's recording readers
+    (:func:`~sim_server.core.format.key_catalog.reader_class`) meanwhile."""
+    recorder = KeyRecorder()
+    monkeypatch.setattr(manager, "YamlReader", reader_class(recorder, "plugin"))
     world = load_world(folder)
     try:
         (folder / "probe.model.yaml").write_text(model_text(plugin_type, MINIMAL[plugin_type]))
@@ -170,7 +106,7 @@ def recorded_reads(monkeypatch: pytest.MonkeyPatch, folder: Path, plugin_type: s
     finally:
         world.close()
         monkeypatch.setattr(manager, "YamlReader", YamlReader)
-    return log
+    return recorder.reads
 
 
 #: ``{type: "module:Class"}`` of every bundled plugin (setup.py's entry points).

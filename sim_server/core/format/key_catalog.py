@@ -76,6 +76,11 @@ class Read:
     variant: str | None
     module: str
 
+    @property
+    def key(self) -> str:
+        """The key itself (the last of the path)."""
+        return self.path[-1]
+
     def argument(self, name: str, position: int, default: Any = None) -> Any:
         """The argument ``name`` (``position`` among those after the key), or ``default``."""
         if name in self.kwargs:
