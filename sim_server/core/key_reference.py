@@ -114,7 +114,7 @@ SCENARIO = """<?xml version="1.0" encoding="UTF-8"?>
 def _parameters(model: str) -> dict[str, Any]:
     """Every parameter the crowd reader reads of ``model``, at its default."""
     defaults = crowd_file.MODELS[model]()
-    readable = set(crowd_file._PARAMETER_RANGES) | {"max_neighbors"}
+    readable = set(crowd_file.PARAMETER_RANGES) | set(crowd_file.WHOLE_PARAMETER_RANGES)
     return {item.name: getattr(defaults, item.name) for item in fields(defaults) if item.name in readable}
 
 

@@ -175,8 +175,9 @@ DEFAULT_NAVIGATION_CELL = 0.2
 #: Default candidate goals drawn in each region.
 DEFAULT_GOALS_PER_REGION = 16
 
-#: The range of each model parameter, by field name (those not listed are not read from files).
-_PARAMETER_RANGES: dict[str, limits.Range] = {
+#: The range of each model parameter read as a number, by field name (those listed neither here
+#: nor in :data:`WHOLE_PARAMETER_RANGES` are not read from files).
+PARAMETER_RANGES: dict[str, limits.Range] = {
     "relaxation_time": limits.CROWD_TIME,
     "time_horizon": limits.CROWD_TIME,
     "time_horizon_obstacles": limits.CROWD_TIME,
@@ -204,6 +205,8 @@ _PARAMETER_RANGES: dict[str, limits.Range] = {
     "random_fading": limits.CROWD_TIME,
     "along_wall_factor": limits.CROWD_FACTOR,
 }
+#: The range of each model parameter read as a whole number, by field name.
+WHOLE_PARAMETER_RANGES: dict[str, limits.Range] = {"max_neighbors": limits.ORCA_NEIGHBORS}
 
 
 @dataclass(frozen=True)
@@ -364,10 +367,10 @@ def _parse_parameters(entry: YamlReader, defaults: Any) -> Any:
     reader = entry.get_map("parameters", {})
     values: dict[str, Any] = {}
     for field in fields(defaults):
-        if field.name == "max_neighbors" and reader.has(field.name):
-            values[field.name] = reader.get_int(field.name, within=limits.ORCA_NEIGHBORS)
-        elif field.name in _PARAMETER_RANGES and reader.has(field.name):
-            values[field.name] = reader.get_float(field.name, within=_PARAMETER_RANGES[field.name])
+        if field.name in WHOLE_PARAMETER_RANGES and reader.has(field.name):
+            values[field.name] = reader.get_int(field.name, within=WHOLE_PARAMETER_RANGES[field.name])
+        elif field.name in PARAMETER_RANGES and reader.has(field.name):
+            values[field.name] = reader.get_float(field.name, within=PARAMETER_RANGES[field.name])
     reader.ensure_all_keys_used()
     return replace(defaults, **values)
 
