@@ -24,7 +24,6 @@ import logging
 import os
 from pathlib import Path
 
-import yaml
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
@@ -48,17 +47,9 @@ def picture_name(world_path: str) -> str:
     return f"gallery_{Path(world_path).parent.name}.png"
 
 
-def world_description(world_file: Path) -> str | None:
-    """The world file's ``description`` key, if it has one (read as plain YAML: every bundled
-    world's top level is)."""
-    with world_file.open() as stream:
-        data = yaml.safe_load(stream)
-    description = data.get("description") if isinstance(data, dict) else None
-    return str(description).strip() or None if description is not None else None
-
-
-def write_picture(world_path: str, out: Path, pixels: int, seconds: float) -> None:
-    """Load the world, run it ``seconds`` of sim time and write its picture to ``out``."""
+def write_picture(world_path: str, out: Path, pixels: int, seconds: float) -> str:
+    """Load the world, run it ``seconds`` of sim time and write its picture to ``out``; returns
+    the world file's ``description`` ("" where it has none), as the loader read it."""
     from PIL import Image
 
     from sim_server.core import World
@@ -70,6 +61,7 @@ def write_picture(world_path: str, out: Path, pixels: int, seconds: float) -> No
     try:
         world = World.from_file(ROOT / world_path, seed=SEED)
         try:
+            description = world.spec.description.strip()
             world.step(round(seconds / world.time.step_size))
             picture = render(world, pixels=pixels)
         finally:
@@ -78,6 +70,7 @@ def write_picture(world_path: str, out: Path, pixels: int, seconds: float) -> No
         quiet.setLevel(level)
     out.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(picture).save(out)
+    return description
 
 
 class WorldPicture(SphinxDirective):
@@ -97,8 +90,7 @@ class WorldPicture(SphinxDirective):
         out = Path(self.env.app.doctreedir) / OUT_FOLDER / picture_name(world_path)
         try:
             seconds = float(self.options.get("seconds", DEFAULT_SECONDS))
-            write_picture(world_path, out, self.options.get("pixels", DEFAULT_PIXELS), seconds)
-            description = world_description(world_file)
+            description = write_picture(world_path, out, self.options.get("pixels", DEFAULT_PIXELS), seconds)
         except Exception as error:  # noqa: BLE001 (any failure is the world's: one line naming it)
             message = " ".join(f"{type(error).__name__}: {error}".split())
             raise GalleryError(f"{world_path}: the gallery cannot load this world: {message}") from error
