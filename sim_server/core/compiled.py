@@ -43,6 +43,7 @@ A ground module of the core: it imports nothing of ``sim_server``. Read :data:`C
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any, Callable
 
@@ -76,6 +77,28 @@ def choose_threading_layer() -> None:
 
 
 choose_threading_layer()
+
+
+def load_array_functions_without_blas_check() -> None:
+    """Import numba's array functions (``numba.np.arraymath``) without its BLAS check, which
+    imports ``scipy.linalg`` where SciPy is installed: 14 MiB resident for a process that never
+    multiplies matrices in compiled code (measured on the server at rest, 2026-11-28). numba
+    imports the module at its first compile or cache load anyway; here ``scipy.linalg`` is hidden
+    while it does, so numba's ``np.correlate`` and ``np.convolve`` use their own loop for inner
+    products. ``np.dot`` and ``np.linalg`` in compiled code import SciPy when compiled, as before,
+    and so does any Python code. Nothing is done when SciPy's linear algebra is already loaded
+    (it then costs nothing more) or numba's array functions already are."""
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    sys.modules["scipy.linalg"] = None  # type: ignore[assignment] - makes its import fail at once
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        if "scipy.linalg" in sys.modules and sys.modules["scipy.linalg"] is None:
+            del sys.modules["scipy.linalg"]
+
+
+load_array_functions_without_blas_check()
 
 #: Whether numba found a writable place for its on-disk cache (``__pycache__`` next to the
 #: compiled module, else ``NUMBA_CACHE_DIR`` or the user's cache directory); without one every

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -129,3 +132,25 @@ def test_the_priority_names_every_layer_with_tbb_last() -> None:
 
     assert sorted(numba.config.THREADING_LAYER_PRIORITY) == ["omp", "tbb", "workqueue"]
     assert numba.config.THREADING_LAYER_PRIORITY[-1] == "tbb"
+
+
+#: In a fresh process: what importing the compiled set-up loads, then linear algebra compiled
+#: and in Python (the numbers printed as JSON).
+WITHOUT_BLAS_CHECK = """
+import json, sys
+import numpy as np
+from sim_server.core import compiled
+linalg_at_import = "scipy.linalg" in sys.modules
+dot = compiled.jit(lambda a, b: np.dot(a, b))
+correlate = compiled.jit(lambda a, b: np.correlate(a, b))
+import scipy.linalg
+print(json.dumps([linalg_at_import, float(dot(np.arange(3.0), np.arange(3.0))),
+                  correlate(np.arange(3.0), np.ones(2)).tolist(), scipy.linalg.solve([[2.0]], [4.0]).tolist()]))
+"""
+
+
+def test_numbas_array_functions_load_without_scipys_linear_algebra_which_still_works() -> None:
+    pytest.importorskip("scipy.linalg", reason="the check only matters where SciPy is installed")
+    result = subprocess.run([sys.executable, "-c", WITHOUT_BLAS_CHECK], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == [False, 5.0, [1.0, 3.0], [2.0]]
