@@ -22,13 +22,13 @@ from sim_server.core.control import Reply, answering, world_folders
 from sim_server.core.errors import ConfigError
 from sim_server.core.geometry import Pose2D
 from sim_server.core.world import World
-from sim_server.live import LiveView
 from sim_server.ros.parameters import ServerParameters
 from sim_server.ros.services import WorldServices
 from sim_server.ros.standard_interface.resources import sources
 from sim_server.ros.world_control import WorldControl
 
 if TYPE_CHECKING:
+    from sim_server.live import LiveView
     from sim_server.ros.server_node import SimServerNode
 
 
@@ -95,6 +95,8 @@ def live_view_of(node: "SimServerNode") -> LiveView | None:
     params = node.params
     if not params.foxglove and not params.foxglove_record:
         return None
+    from sim_server.live import LiveView  # the Foxglove SDK (6 MiB resident) only when asked for
+
     try:
         view = LiveView(
             node.world, host=params.foxglove_address, port=params.foxglove_port if params.foxglove else None,

@@ -26,7 +26,6 @@ from Box2D import b2
 import numpy as np
 
 from sim_server.core import limits
-from sim_server.core.crowd.crowd import Crowd
 from sim_server.core.crowd.crowds import Crowds
 from sim_server.core.errors import ConfigError, EntityError, RequestError
 from sim_server.core.format.bounded_read import shown_path
@@ -227,6 +226,8 @@ class World:
         the crowd's and copy's index), among the walls of its layers."""
         if not self.spec.crowds:
             return
+        from sim_server.core.crowd.crowd import Crowd  # the crowd models, only for a world with people
+
         per_copy = len(self.spec.layers)
         offsets = [(offset.x, offset.y) for offset in self.replica_offsets]
         people = sum(spec.initial_count for spec in self.spec.crowds) * len(offsets)

@@ -11,18 +11,21 @@ measured.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from sim_msgs.msg import SocialMetrics
-from sim_server.core.crowd.world_metrics import WorldSocialMetrics
 from sim_server.core.timing.timekeeper import TimeKeeper
 from sim_server.core.world import World
 from sim_server.ros.conversions import time_msg
 from sim_server.ros.names import SOCIAL_METRICS_TOPIC
 from sim_server.ros.state_datapacks import WORLD_FRAME
 from sim_server.ros.subscriber_check import SubscriberCheck
+
+if TYPE_CHECKING:
+    from sim_server.core.crowd.world_metrics import WorldSocialMetrics
 
 #: Time (s of sim time) between two messages of a robot.
 PUBLISH_PERIOD = 1.0
@@ -59,6 +62,8 @@ class SocialMetricsPublisher:
             self._metrics = None
             return
         if self._metrics is None:
+            from sim_server.core.crowd.world_metrics import WorldSocialMetrics  # only once listened to
+
             self._metrics = WorldSocialMetrics(self._world, time.step_size)
             self._next_publish = time.sim_time + PUBLISH_PERIOD
         if time.sim_time + 1e-9 < self._next_publish - PUBLISH_PERIOD:  # time went back: a reset

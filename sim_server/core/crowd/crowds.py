@@ -10,14 +10,16 @@ Units: metres, seconds; positions in the world frame unless said.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
 
 from sim_server.core import limits
-from sim_server.core.crowd.crowd import Crowd
 from sim_server.core.errors import EntityError, RequestError
 from sim_server.core.format.entity_names import model_name_problem
+
+if TYPE_CHECKING:  # a world without people never imports the crowd models
+    from sim_server.core.crowd.crowd import Crowd
 
 
 class Crowds:

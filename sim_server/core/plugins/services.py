@@ -7,7 +7,8 @@ Rays (lasers, rangers, bumpers' probes):
     compiled call), :func:`scan_block`, :func:`scene_of` (what the rays hit in a world, shared by
     its plugins), :func:`prepare_rays` (compile or load the ray caster: a class's ``prepare``).
 Pictures (cameras):
-    :class:`Renderer`, :class:`View`, :data:`MIN_VIEW_SIZE` (m), :func:`prepare_pictures`.
+    :class:`Renderer`, :class:`View`, :data:`MIN_VIEW_SIZE` (m), :func:`prepare_pictures`;
+    imported on first use (a server whose world has no camera never loads the renderer).
 Bodies and drives:
     :class:`BodyBatch` (many Box2D bodies read and written in one compiled call),
     :func:`memory_access_works`, :class:`Model` and :class:`ModelBody` (what a plugin's model is
@@ -26,6 +27,8 @@ Compiling:
 Units: metres, radians, seconds, as everywhere.
 """
 
+from typing import Any
+
 from sim_server.core import random_streams
 from sim_server.core.compiled import jit
 from sim_server.core.format.entity_names import SCOPE, frame_problem
@@ -36,9 +39,6 @@ from sim_server.core.motion.dynamics_limits import DynamicsLimits
 from sim_server.core.motion.easing import EASINGS
 from sim_server.core.physics.body_memory import BodyBatch, memory_access_works
 from sim_server.core.physics.model import Model, ModelBody
-from sim_server.core.pictures import Renderer, View
-from sim_server.core.pictures.raster import warm_up as prepare_pictures
-from sim_server.core.pictures.renderer import MIN_VIEW_SIZE
 from sim_server.core.random_streams import NormalStream, draw_normals, gather, stream_key
 from sim_server.core.sensing.geodesy import EnuToWgs84
 from sim_server.core.sensing.laser_scanner import LaserScanner, scan_all, scan_block, scene_of
@@ -74,3 +74,23 @@ __all__ = [
     "stream_key",
     "to_body_frame",
 ]
+
+
+#: The picture services, imported from :mod:`sim_server.core.pictures` when a plugin first asks.
+_PICTURES = {
+    "Renderer": ("sim_server.core.pictures.renderer", "Renderer"),
+    "View": ("sim_server.core.pictures.renderer", "View"),
+    "MIN_VIEW_SIZE": ("sim_server.core.pictures.renderer", "MIN_VIEW_SIZE"),
+    "prepare_pictures": ("sim_server.core.pictures.raster", "warm_up"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PICTURES:
+        import importlib
+
+        module, attribute = _PICTURES[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from Box2D import b2
 from rclpy.node import Node
 from simulation_interfaces.msg import EntityCategory, EntityInfo
 from simulation_interfaces.srv import GetEntityInfo, SetEntityInfo
 
-from sim_server.core.crowd.crowd import Crowd
 from sim_server.core.errors import RequestError
 from sim_server.core.limits import MAX_DESCRIPTION_CHARS
 from sim_server.core.physics.model import Model
@@ -27,6 +27,9 @@ from sim_server.core.world import World
 from sim_server.ros.services import quoted
 from sim_server.ros.standard_interface.results import answer
 from sim_server.ros.world_user import WorldUser
+
+if TYPE_CHECKING:
+    from sim_server.core.crowd.crowd import Crowd
 
 #: The categories EntityCategory defines (3 is unused).
 CATEGORIES = (
