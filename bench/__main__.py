@@ -28,6 +28,10 @@ Scenarios:
   in-process), the social force model beside pysocialforce and ORCA beside RVO2.
 * ``live_view``: :mod:`bench.live_view`: the benchmark world in-process without and with a live
   view and one client subscribed to everything (the view's cost).
+* ``floor``: :mod:`bench.floor`: the office world's step through the node beside its floor (Box2D's
+  step of the same bodies and a /clock publish), and the step's parts.
+* ``memory``: :mod:`bench.memory`: the server's resident memory at rest on the benchmark world,
+  and what each part (NumPy, numba, rclpy, the world, ...) adds.
 * ``learning``: :mod:`bench.learning`: environment steps a second of the navigation task's
   vector environment with 1 to 256 worlds in one process on one core, beside Gymnasium's
   SyncVectorEnv of 64 single environments, and as 1 and 2 Ray actors of 64 worlds.
@@ -285,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
     from bench import live_view
 
     viewing = live_view.run(args.seconds)
+    from bench import floor, memory
+
+    step_floor = floor.run(args.seconds)
+    resident = memory.run()
     from bench import learning
 
     learning_runs = [learning.run(args.seconds) for _ in range(args.repeats)]
@@ -348,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{name}: {m['rtf_without']:.1f}x real time without, {m['rtf_with']:.1f}x with "
               f"(cost {100 * m['cost']:.1f} %); the client got {m['messages_per_s']:.0f} messages, "
               f"{m['mib_per_s']:.2f} MiB a second")
+    print()
+    for line in floor.lines(step_floor) + memory.lines(resident):
+        print(line)
     print("\nlearning, navigation task (environment steps a second, one core)")
     for name, m in training.items():
         if "seconds" in m:
@@ -374,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         "rendering_runs": rendering_runs,
         "crowds": crowds,
         "live_view": viewing,
+        "floor": step_floor,
+        "memory": resident,
         "learning": training,
         "learning_runs": learning_runs,
         "peak_rss_mib": peak_rss_mib,

@@ -31,10 +31,11 @@ def made_up_result(swarm_rtf: float) -> dict:
         "learning": {VECTOR_ENV.format(count=64): {"steps_per_s": 19_000.0}, CROWD_VECTOR_ENV: {"steps_per_s": 21_000.0},
                      SIGHTED_CROWD_VECTOR_ENV: {"steps_per_s": 18_000.0}, CROWDNAV_EVALUATION: {"seconds": 41.0}},
         "crowds": {
-            "office, 200 people": {"rtf": 31.0}, "office, 1000 people": {"rtf": 4.0},
+            "office, 200 people": {"rtf": 41.0}, "office, 1000 people": {"rtf": 6.0},
             "social force vs pysocialforce": {"ratio_matched": 12.0, "ratio_default": 90.0}, "ORCA vs RVO2": {"ratio": 3.0},
             "ORCA among walls vs RVO2": {"ratio": 1.4},
         },
+        "memory": {"at_rest_mib": 230.0},
         "drives": {"OmniDrive": {"cost_vs_diff_drive": 0.97}, "DiffDrive + Range": {"cost_vs_diff_drive": 2.3}},
         "scale": {
             "fleet: 100 robots, 720-beam 30 m lasers at 10 Hz, physics 100 Hz": {"rtf": 6.0},
@@ -57,7 +58,8 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert met["cost of one more robot, spread"]  # (5.0, 6.0) us per extra robot
     assert met["camera picture, 256 x 256"]  # 0.5 ms
     assert not met["vector env, 64 worlds, one core"]  # 19,000 steps/s, not 20,000
-    assert met["office, 200 people"] and not met["office, 1000 people"]  # 31x, 4x (not 5x)
+    assert met["office, 200 people"] and not met["office, 1000 people"]  # 41x, 6x (not 7x)
+    assert not met["server at rest, benchmark world"]  # 230 MiB, not 160
     assert met["social force vs pysocialforce, its settings"] and not met["social force vs pysocialforce, our defaults"]
     assert met["ORCA vs RVO2 doStep, 250 agents"] and not met["ORCA vs RVO2 doStep, 250 agents, 100 walls"]
     assert met["crowd navigation, 64 worlds"]
