@@ -572,59 +572,76 @@ def _moving_grid(polygons, polygon_radii, circles, cell):  # pragma: no cover - 
 
 
 @jit
-def _cast_scan_range(first_scan, end_scan, scans, walls, fixed, moving, out, moving_grid):  # pragma: no cover - compiled
-    """Scans ``first_scan:end_scan`` of :func:`_cast_scans`, the moving shapes sorted into
-    ``moving_grid`` (:func:`_moving_grid`); scratch arrays of its own, so that ranges of scans
-    can run on different threads."""
-    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks = scans
+def _near_shapes(scan, ox, oy, reach, mask, moving, moving_grid, near_polygons, near_circles, seen):  # pragma: no cover
+    """The moving shapes scan ``scan`` from (ox, oy) can see (bounding circle within ``reach``
+    m, mask shared), found in ``moving_grid`` (:func:`_moving_grid`): their indices into
+    ``near_polygons`` and ``near_circles`` in index order (so that ties between moving shapes
+    resolve the same however they are found), and their counts. ``seen`` (one entry a shape) is
+    stamped with ``scan + 1``: scans must come in increasing order."""
     polygons, polygon_bits, polygon_radii = moving[0], moving[2], moving[4]
     circles, circle_bits = moving[5], moving[6]
     gx0, gy0, gcell, gnx, gny, gstarts, gitems = moving_grid
-    beams = (local_cos, local_sin, local_angles)
     n_polygons = polygons.shape[0]
-    near_polygons = np.empty(n_polygons, dtype=np.int64)
-    near_circles = np.empty(circles.shape[0], dtype=np.int64)
-    seen = np.zeros(n_polygons + circles.shape[0], dtype=np.int64)
-    for scan in range(first_scan, end_scan):
-        ox = origins_x[scan]
-        oy = origins_y[scan]
-        reach = max_ranges[scan]
-        mask = masks[scan]
-        # The moving shapes this scan can see: bounding circle within reach, mask shared.
-        # Counters typed int64 from the start: a literal 0 would make numba compile _cast_scan a
-        # second time, for a count of the literal type, doubling the cold compile.
-        near_polygon_count = np.int64(0)
-        near_circle_count = np.int64(0)
-        window = np.array((ox - reach, oy - reach, ox + reach, oy + reach))
-        cx0, cy0, cx1, cy1 = _box_cells(window, gx0, gy0, gcell, gnx, gny)
-        for gy in range(cy0, cy1 + 1):
-            for gx in range(cx0, cx1 + 1):
-                c = gy * gnx + gx
-                for k in range(gstarts[c], gstarts[c + 1]):
-                    i = gitems[k]
-                    if seen[i] == scan + 1:
-                        continue
-                    seen[i] = scan + 1
-                    if i < n_polygons:
-                        if polygon_bits[i] & mask:
-                            distance = math.hypot(polygons[i, 0, 0] - ox, polygons[i, 0, 1] - oy)
-                            if distance - polygon_radii[i] <= reach:
-                                near_polygons[near_polygon_count] = i
-                                near_polygon_count += 1
-                    else:
-                        j = i - n_polygons
-                        if circle_bits[j] & mask:
-                            distance = math.hypot(circles[j, 0] - ox, circles[j, 1] - oy)
-                            if distance - circles[j, 2] <= reach:
-                                near_circles[near_circle_count] = j
-                                near_circle_count += 1
-        # In index order, so ties between moving shapes resolve the same however they are found.
-        near_polygons[:near_polygon_count].sort()
-        near_circles[:near_circle_count].sort()
-        _cast_scan(
-            ox, oy, headings[scan], beam_starts[scan], beam_starts[scan + 1], reach, mask, beams, walls, fixed, moving,
-            (near_polygons, near_polygon_count, near_circles, near_circle_count), out,
-        )
+    # Counters typed int64 from the start: a literal 0 would make numba compile _cast_scan a
+    # second time, for a count of the literal type, doubling the cold compile.
+    near_polygon_count = np.int64(0)
+    near_circle_count = np.int64(0)
+    window = np.array((ox - reach, oy - reach, ox + reach, oy + reach))
+    cx0, cy0, cx1, cy1 = _box_cells(window, gx0, gy0, gcell, gnx, gny)
+    for gy in range(cy0, cy1 + 1):
+        for gx in range(cx0, cx1 + 1):
+            c = gy * gnx + gx
+            for k in range(gstarts[c], gstarts[c + 1]):
+                i = gitems[k]
+                if seen[i] == scan + 1:
+                    continue
+                seen[i] = scan + 1
+                if i < n_polygons:
+                    if polygon_bits[i] & mask:
+                        distance = math.hypot(polygons[i, 0, 0] - ox, polygons[i, 0, 1] - oy)
+                        if distance - polygon_radii[i] <= reach:
+                            near_polygons[near_polygon_count] = i
+                            near_polygon_count += 1
+                else:
+                    j = i - n_polygons
+                    if circle_bits[j] & mask:
+                        distance = math.hypot(circles[j, 0] - ox, circles[j, 1] - oy)
+                        if distance - circles[j, 2] <= reach:
+                            near_circles[near_circle_count] = j
+                            near_circle_count += 1
+    near_polygons[:near_polygon_count].sort()
+    near_circles[:near_circle_count].sort()
+    return near_polygon_count, near_circle_count
+
+
+@jit
+def _cast_beam_range(first_beam, end_beam, scans, walls, fixed, moving, out, moving_grid):  # pragma: no cover - compiled
+    """Beams ``first_beam:end_beam`` of :func:`_cast_scans` (of one scan or several), the moving
+    shapes sorted into ``moving_grid`` (:func:`_moving_grid`); scratch arrays of its own, so
+    that ranges of beams can run on different threads. A beam's range is the same whichever
+    range it is cast in: each beam is cast on its own, against the same shapes."""
+    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks = scans
+    beams = (local_cos, local_sin, local_angles)
+    near_polygons = np.empty(moving[0].shape[0], dtype=np.int64)
+    near_circles = np.empty(moving[5].shape[0], dtype=np.int64)
+    seen = np.zeros(moving[0].shape[0] + moving[5].shape[0], dtype=np.int64)
+    count = origins_x.shape[0]
+    scan = np.int64(np.searchsorted(beam_starts[:count], first_beam, side="right")) - 1
+    scan = max(scan, np.int64(0))
+    while scan < count and beam_starts[scan] < end_beam:
+        begin = max(first_beam, beam_starts[scan])
+        end = min(end_beam, beam_starts[scan + 1])
+        if begin < end:
+            ox = origins_x[scan]
+            oy = origins_y[scan]
+            near_polygon_count, near_circle_count = _near_shapes(
+                scan, ox, oy, max_ranges[scan], masks[scan], moving, moving_grid, near_polygons, near_circles, seen
+            )
+            _cast_scan(
+                ox, oy, headings[scan], begin, end, max_ranges[scan], masks[scan], beams, walls, fixed, moving,
+                (near_polygons, near_polygon_count, near_circles, near_circle_count), out,
+            )
+        scan += 1
 
 
 @jit
@@ -642,19 +659,20 @@ def _cast_scans(scans, walls, fixed, moving, out):  # pragma: no cover - compile
     max_ranges = scans[7]
     reach_cell = max_ranges.max() if max_ranges.shape[0] else 1.0
     moving_grid = _moving_grid(moving[0], moving[4], moving[5], reach_cell)
-    _cast_scan_range(0, scans[0].shape[0], scans, walls, fixed, moving, out, moving_grid)
+    _cast_beam_range(0, scans[3][scans[0].shape[0]], scans, walls, fixed, moving, out, moving_grid)
 
 
 @jit_parallel
 def _cast_scans_parallel(scans, walls, fixed, moving, out, chunks):  # pragma: no cover - compiled
-    """:func:`_cast_scans` with the scans cut into ``chunks`` runs of consecutive scans that
-    numba's threads share out (each scan's beams are the same as in the serial cast)."""
+    """:func:`_cast_scans` with the beams cut into ``chunks`` runs of consecutive beams (of one
+    scan or several) that numba's threads share out; every beam's range is the same as in the
+    serial cast."""
     max_ranges = scans[7]
     reach_cell = max_ranges.max() if max_ranges.shape[0] else 1.0
     moving_grid = _moving_grid(moving[0], moving[4], moving[5], reach_cell)
-    count = scans[0].shape[0]
+    total = scans[3][scans[0].shape[0]]
     for chunk in prange(chunks):
-        _cast_scan_range(chunk * count // chunks, (chunk + 1) * count // chunks, scans, walls, fixed, moving, out,
+        _cast_beam_range(chunk * total // chunks, (chunk + 1) * total // chunks, scans, walls, fixed, moving, out,
                          moving_grid)
 
 

@@ -76,12 +76,17 @@ CELL_SCALE = 0.4
 MAX_GRID_CELLS = 16_000_000
 #: Box2D polygons have at most 8 vertices.
 MAX_VERTICES = 8
-#: Batches of scans with at least this many beams in all are cast on several threads (one
-#: 1081-beam scan, about 0.2 ms, is not worth waking them for).
+#: Batches of at least this many beams in all are cast on several threads, cut into runs of
+#: consecutive beams (of one scan or several). Not fewer: one 1081-beam laser among 200 people,
+#: 0.27 ms serially, took 0.20 ms on two threads of a quiet 2-core host, but 1.6 ms (median of
+#: 200 pairs) while another process kept the second core busy: a thread that waits for a core
+#: holds up the whole cast (2026-11-28).
 PARALLEL_MIN_BEAMS = 8192
-#: Runs of scans per thread in a parallel cast (scans differ in cost: more runs than threads
-#: even the load out).
+#: Runs of beams per thread in a parallel cast (beams differ in cost: more runs than threads
+#: even the load out) ...
 PARALLEL_CHUNKS_PER_THREAD = 4
+#: ... of at least this many beams each (each run finds the moving shapes near its scans again).
+PARALLEL_MIN_CHUNK_BEAMS = 512
 #: Held while a parallel cast runs (see :func:`cast_scans`).
 _PARALLEL_CAST = threading.Lock()
 
@@ -335,16 +340,15 @@ def cast_scans(
     n = batch.beam_count
     ranges = np.empty(n, dtype=np.float64) if out_ranges is None else typed(out_ranges, np.float64)
     tags = np.empty(n, dtype=np.int64) if out_tags is None else typed(out_tags, np.int64)
-    scans = len(batch.max_ranges)
     if parallel is None:
-        parallel = n >= PARALLEL_MIN_BEAMS and scans > 1 and get_num_threads() > 1
+        parallel = n >= PARALLEL_MIN_BEAMS and get_num_threads() > 1
     # One parallel cast at a time in a process: numba's fallback thread pool ("workqueue", where
     # neither TBB nor OpenMP is found) aborts the process on concurrent use; a second caller
     # casts serially meanwhile.
     if parallel and not _PARALLEL_CAST.acquire(blocking=False):
         parallel = False
     try:
-        chunks = min(scans, PARALLEL_CHUNKS_PER_THREAD * get_num_threads()) if parallel else 0
+        chunks = max(min(n // PARALLEL_MIN_CHUNK_BEAMS, PARALLEL_CHUNKS_PER_THREAD * get_num_threads()), 1) if parallel else 0
         _cast(chunks, batch, origins_x, origins_y, headings, scene, shapes, ranges, tags)
     finally:
         if parallel:
@@ -361,7 +365,7 @@ def cast_scans(
 def _cast(chunks: int, batch: ScanBatch, origins_x: np.ndarray, origins_y: np.ndarray, headings: np.ndarray,
           scene: StaticScene, shapes: MovingShapes, ranges: np.ndarray, tags: np.ndarray) -> None:
     """The compiled cast of :func:`cast_scans` into ``ranges`` and ``tags``: on threads in
-    ``chunks`` runs of scans, serially when ``chunks`` is 0."""
+    ``chunks`` runs of beams, serially when ``chunks`` is 0."""
     # Every argument of the types warm_up() compiled (scalars too: a NumPy float32 would not be).
     scans = (typed(origins_x, np.float64), typed(origins_y, np.float64), typed(headings, np.float64),
              batch.beam_starts, batch.local_cos, batch.local_sin, batch.local_angles, batch.max_ranges, batch.masks)

@@ -50,3 +50,34 @@ def test_concurrent_casts_with_the_fallback_thread_pool() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip().endswith("failures 0"), result.stdout + result.stderr
+
+
+def test_one_large_scan_is_cut_into_runs_of_beams_that_equal_the_serial_cast() -> None:
+    """A 10,000-beam scan among walls, a fixed square and 60 circles: on threads, in runs of
+    beams (each finding the circles near the scan again), every range and tag as serially."""
+    import numpy as np
+
+    from sim_server.core.sensing import raycast
+
+    rng = np.random.default_rng(3)
+    walls = np.array([[-10, -10, 10, -10], [10, -10, 10, 10], [10, 10, -10, 10], [-10, 10, -10, -10], [1, -4, 3, 5]])
+    square = np.array([(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)] * 2).reshape(1, 8, 2) + (0.2, 1.2)
+    ones = np.ones(1, dtype=np.int64)
+    fixed = raycast.MovingShapes(square, np.array([4]), ones, ones * 7, np.zeros((0, 3)), ones[:0], ones[:0])
+    scene = raycast.StaticScene(walls, np.ones(5, dtype=np.int64), np.arange(5), fixed)
+    places = rng.uniform(-9, 9, (200, 2))
+    places = places[np.hypot(places[:, 0] - 0.2, places[:, 1] + 0.4) > 2.0][:60]  # none at the laser
+    circles = np.column_stack([places, np.full(60, 0.25)])
+    people = raycast.MovingShapes(
+        np.zeros((0, 8, 2)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+        circles, np.ones(60, dtype=np.int64), np.arange(60) + 100,
+    )
+    beams = 10_000
+    assert beams >= raycast.PARALLEL_MIN_BEAMS
+    batch = raycast.ScanBatch.of([(np.linspace(-3.1, 3.1, beams), 25.0, 1)])
+    origin = (np.array([0.2]), np.array([-0.4]), np.array([0.3]))
+    serial = raycast.cast_scans(batch, *origin, scene, people, parallel=False)
+    threaded = raycast.cast_scans(batch, *origin, scene, people, parallel=True)
+    assert np.array_equal(serial[0], threaded[0]) and np.array_equal(serial[1], threaded[1])
+    seen = set(serial[1].tolist())
+    assert len(seen & set(range(100, 160))) > 20 and 7 in seen and seen & {0, 1, 2, 3}  # people, square, walls
