@@ -25,7 +25,8 @@ Scenarios:
 * ``rendering``: :mod:`bench.rendering`: milliseconds per picture of the office (a fixed view, a
   turning view, a camera's view around the driving cleaner) and a recording's frames a second.
 * ``crowds``: :mod:`bench.crowd_scenarios`: the office with 200 and 1,000 people (ROS node and
-  in-process), the social force model beside pysocialforce and ORCA beside RVO2.
+  in-process), the social force model beside pysocialforce and ORCA beside RVO2, and where a
+  step's time goes among them (:mod:`bench.crowd_parts`).
 * ``live_view``: :mod:`bench.live_view`: the benchmark world in-process without and with a live
   view and one client subscribed to everything (the view's cost).
 * ``floor``: :mod:`bench.floor`: the office world's step through the node beside its floor (Box2D's
@@ -286,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     from bench import crowd_scenarios
 
     crowds = crowd_scenarios.run(args.seconds, args.quick)
+    from bench import crowd_parts
+
+    crowd_steps = crowd_parts.run(args.quick)
     from bench import live_view
 
     viewing = live_view.run(args.seconds)
@@ -350,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         rate = f" ({m['frames_per_s']:.0f} frames/s, stepping included)" if "frames_per_s" in m else ""
         print(f"  {name:28} {m['ms_per_frame']:7.3f} ms{rate}")
     print("\ncrowds")
-    for line in crowd_lines(crowds):
+    for line in crowd_lines(crowds) + crowd_parts.lines(crowd_steps):
         print(line)
     for name, m in viewing.items():
         print(f"\n{name}: {m['rtf_without']:.1f}x real time without, {m['rtf_with']:.1f}x with "
@@ -384,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         "rendering": pictures,
         "rendering_runs": rendering_runs,
         "crowds": crowds,
+        "crowd_parts": crowd_steps,
         "live_view": viewing,
         "floor": step_floor,
         "memory": resident,

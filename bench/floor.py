@@ -127,10 +127,11 @@ def node_parts(world_path: Path, seconds: float) -> dict[str, Any]:
         world.after_step_hooks[:] = [timed(f"after step: {_name(h)}", h) for h in world.after_step_hooks]
         hooks = world.plugins._hooks  # noqa: SLF001 - a benchmark's look inside
         for phase, entries in hooks.items():
-            hooks[phase] = [(owner, timed(f"  plugins, {phase}: {_owner_name(owner)}", call)) for owner, call in entries]
+            hooks[phase] = [(owner, timed(f"  plugins, {phase}: {owner_name(owner)}", call)) for owner, call in entries]
         # Box2D's step, timed for every world of the process (put back below).
         physics_class = type(world.physics)
-        holder["class"], holder["step"] = physics_class, physics_class.Step
+        # What the class holds, put back as it was (got through the class, it would lose its binding).
+        holder["class"], holder["step"] = physics_class, vars(physics_class)["Step"]
         physics_class.Step = timed(BOX2D, physics_class.Step)
 
     try:
@@ -149,7 +150,7 @@ def _name(call: Callable[..., Any]) -> str:
     return getattr(getattr(call, "__func__", call), "__qualname__", repr(call))
 
 
-def _owner_name(owner: Any) -> str:
+def owner_name(owner: Any) -> str:
     """A plugin hook's owner: a plugin (its class) or a batch of one class's plugins."""
     items = getattr(owner, "items", None)
     if items:

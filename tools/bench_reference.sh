@@ -53,6 +53,16 @@ if [[ ! -x "$SBS_WS/devel/lib/flatland_server/flatland_benchmark" ]]; then
         || { tail -n 30 "$src/build.log" >&2; die "building the reference failed (log: $src/build.log)"; }
 fi
 
+# sbs.py runs this checkout's server with <checkout>/.venv/bin/python: point it at the venv of
+# the distro env.sh picks (a link of our own is replaced, anything else there is kept).
+# shellcheck source=tools/distro.sh
+source "$ROOT/tools/distro.sh"
+venv="$(sim_env_dir "$ROOT" "$(sim_resolve_distro)")/.venv"
+[[ -x "$venv/bin/python" ]] || die "no environment in $venv: run make setup first"
+if [[ -L "$ROOT/.venv" || ! -e "$ROOT/.venv" ]]; then
+    ln -sfn "$venv" "$ROOT/.venv"
+fi
+
 out="$ROOT/build/sbs/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 results=()
