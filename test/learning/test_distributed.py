@@ -5,9 +5,18 @@ started by `ray start` on this machine."""
 from __future__ import annotations
 
 import math
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -257,3 +266,72 @@ def test_a_dead_actor_is_said_so(local_ray: None) -> None:
                 break
     finally:
         remote.close()
+
+
+#: Longest wait for `ray start` to listen, and for the driver's run on its cluster (s).
+CLUSTER_TIMEOUT = 120.0
+#: Polling interval while waiting for the head to listen (s).
+POLL_INTERVAL = 0.2
+#: A driver joining the cluster at the address given, rolling out on two actors.
+CLUSTER_DRIVER = """
+import sys
+import ray
+from sim_server.learning.distributed import RayVectorEnv
+from sim_server.learning.rollouts import LinearPolicy
+ray.init(address=sys.argv[1], log_to_driver=False)
+envs = RayVectorEnv(2, 2)
+envs.reset(seed=0)
+envs.set_policy(LinearPolicy(40))
+batch = envs.rollout(5)
+print("rollout", batch.rewards.shape, "cpus", ray.cluster_resources()["CPU"])
+envs.close()
+ray.shutdown()
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_a_cluster_started_by_ray_start_takes_rollouts() -> None:
+    """`ray start --head` on this machine (its own port, temporary directory and token, blocking
+    so that ending it by its process id ends its processes), a driver in another process joining
+    it with ray.init(address=...) and rolling out on its actors."""
+    ray_command = Path(sys.executable).with_name("ray")
+    if not ray_command.exists():
+        pytest.skip("no `ray` command beside this Python")
+    port = _free_port()
+    temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's sockets live below it
+    env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
+    head = subprocess.Popen(
+        [str(ray_command), "start", "--head", "--block", f"--port={port}", "--num-cpus=2", f"--temp-dir={temp_dir}",
+         "--include-dashboard=false", "--disable-usage-stats"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + CLUSTER_TIMEOUT
+        while not _listening(port):
+            assert head.poll() is None, f"ray start ended: {head.stdout.read()[-2000:]}"
+            assert time.monotonic() < deadline, f"ray start did not listen on {port} within {CLUSTER_TIMEOUT} s"
+            time.sleep(POLL_INTERVAL)  # between polls
+        driver = subprocess.run(
+            [sys.executable, "-c", CLUSTER_DRIVER, f"127.0.0.1:{port}"], capture_output=True, text=True, env=env,
+            timeout=CLUSTER_TIMEOUT,
+        )
+        assert driver.returncode == 0, driver.stderr[-3000:]
+        assert "rollout (5, 4) cpus 2.0" in driver.stdout
+    finally:
+        head.terminate()  # ray start --block takes its processes down with it
+        try:
+            head.communicate(timeout=CLUSTER_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.communicate()
+        shutil.rmtree(temp_dir, ignore_errors=True)
