@@ -4,8 +4,8 @@
 
 starts a local Ray instance (or joins a cluster with ``--address auto``, after ``ray start``),
 makes a :class:`~sim_server.learning.distributed.RayVectorEnv` of ``--workers`` actors with
-``--envs`` worlds each and measures, each for ``--seconds``, the environment steps a second with
-random actions (drawn in advance, :class:`~sim_server.learning.throughput.RandomActions`):
+``--envs`` worlds each and measures, each for ``--seconds`` (in turns), the environment steps a
+second with random actions (drawn in advance, :class:`~sim_server.learning.throughput.RandomActions`):
 
 * in the actors alone (no round trips: what the actors can give);
 * stepped from here, a round trip to every actor a step (:meth:`RayVectorEnv.step`);
@@ -34,22 +34,30 @@ ROLLOUT_STEPS = 100
 #: Share of the actors' own rate the rollouts seen from the driver should reach (the issue
 #: tracker's target).
 TARGET_SHARE = 2.0 / 3.0
+#: Rounds each measurement's time is cut into, the three measurements taking turns (on a shared
+#: host, a change of load then weighs on all three alike).
+ROUNDS = 3
 
 
 def measure(workers: int, envs: int, seconds: float, seed: int = 0, rollout_steps: int = ROLLOUT_STEPS) -> dict[str, float]:
     """Steps a second of a RayVectorEnv (Ray must be initialised), summed over the actors:
     ``actors_steps_per_s`` in the actors alone, ``steps_per_s`` through :meth:`step`,
-    ``rollout_steps_per_s`` through :meth:`rollout` of ``rollout_steps`` steps; and
-    ``rollout_share``, the last over the first."""
+    ``rollout_steps_per_s`` through :meth:`rollout` of ``rollout_steps`` steps (each the mean of
+    :data:`ROUNDS` turns of ``seconds / ROUNDS``); and ``rollout_share``, the last over the first."""
     from sim_server.learning.distributed import RayVectorEnv
 
     vector = RayVectorEnv(workers, envs)
+    rates: list[float] = []
+    actor_rates: list[float] = []
+    rollout_rates: list[float] = []
     try:
-        rate = steps_per_second(vector, seconds, seed)
-        actors = float(np.sum(vector.worker_steps_per_second(seconds, seed)))
-        rollouts = rollout_rate(vector, seconds, seed, rollout_steps)
+        for _ in range(ROUNDS):
+            rates.append(steps_per_second(vector, seconds / ROUNDS, seed))
+            actor_rates.append(float(np.sum(vector.worker_steps_per_second(seconds / ROUNDS, seed))))
+            rollout_rates.append(rollout_rate(vector, seconds / ROUNDS, seed, rollout_steps))
     finally:
         vector.close()
+    rate, actors, rollouts = float(np.mean(rates)), float(np.mean(actor_rates)), float(np.mean(rollout_rates))
     return {
         "workers": workers, "envs_per_worker": envs, "steps_per_s": rate, "actors_steps_per_s": actors,
         "rollout_steps_per_s": rollouts, "rollout_share": rollouts / actors,
