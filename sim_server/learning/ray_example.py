@@ -43,13 +43,17 @@ def measure(workers: int, envs: int, seconds: float, seed: int = 0, rollout_step
     """Steps a second of a RayVectorEnv (Ray must be initialised), summed over the actors:
     ``actors_steps_per_s`` in the actors alone, ``steps_per_s`` through :meth:`step`,
     ``rollout_steps_per_s`` through :meth:`rollout` of ``rollout_steps`` steps (each the mean of
-    :data:`ROUNDS` turns of ``seconds / ROUNDS``); and ``rollout_share``, the last over the first."""
+    :data:`ROUNDS` turns of ``seconds / ROUNDS``); ``rollout_share``, the last over the first;
+    ``rollout_actors_steps_per_s``, the actors' rate while they rolled out (their time on the
+    batches), and ``rollout_busy_share``, the rollouts' rate over it: the share of the time the
+    actors were stepping, what the round trips leave (measured at the same time, so a shared
+    host's changing load does not move it)."""
     from sim_server.learning.distributed import RayVectorEnv
 
     vector = RayVectorEnv(workers, envs)
     rates: list[float] = []
     actor_rates: list[float] = []
-    rollout_rates: list[float] = []
+    rollout_rates: list[tuple[float, float]] = []
     try:
         for _ in range(ROUNDS):
             rates.append(steps_per_second(vector, seconds / ROUNDS, seed))
@@ -57,23 +61,28 @@ def measure(workers: int, envs: int, seconds: float, seed: int = 0, rollout_step
             rollout_rates.append(rollout_rate(vector, seconds / ROUNDS, seed, rollout_steps))
     finally:
         vector.close()
-    rate, actors, rollouts = float(np.mean(rates)), float(np.mean(actor_rates)), float(np.mean(rollout_rates))
+    rate, actors = float(np.mean(rates)), float(np.mean(actor_rates))
+    rollouts, busy = (float(value) for value in np.mean(rollout_rates, axis=0))
     return {
         "workers": workers, "envs_per_worker": envs, "steps_per_s": rate, "actors_steps_per_s": actors,
         "rollout_steps_per_s": rollouts, "rollout_share": rollouts / actors,
+        "rollout_actors_steps_per_s": busy, "rollout_busy_share": rollouts / busy,
     }
 
 
-def rollout_rate(vector: Any, seconds: float, seed: int = 0, steps: int = ROLLOUT_STEPS) -> float:
-    """Environment steps a second seen from here of ``vector``'s rollouts of ``steps`` steps
-    (each actor holding :class:`RandomActions`), for about ``seconds`` after one not counted."""
+def rollout_rate(vector: Any, seconds: float, seed: int = 0, steps: int = ROLLOUT_STEPS) -> tuple[float, float]:
+    """Environment steps a second of ``vector``'s rollouts of ``steps`` steps (each actor
+    holding :class:`RandomActions`), for about ``seconds`` after one not counted: seen from here,
+    and in the actors while they rolled out (summed over the actors)."""
     vector.reset(seed=seed)
     vector.set_policy(RandomActions(vector.single_action_space, vector.envs_per_worker, seed))
     vector.rollout(steps)  # warm
-    taken, start = 0, time.perf_counter()
+    taken, busy, start = 0, np.zeros(vector.num_envs), time.perf_counter()
     while time.perf_counter() - start < seconds:
-        taken += vector.rollout(steps).steps
-    return taken * vector.num_envs / (time.perf_counter() - start)
+        batch = vector.rollout(steps)
+        taken += batch.steps
+        busy += batch.seconds
+    return taken * vector.num_envs / (time.perf_counter() - start), float(np.sum(taken / busy))
 
 
 def summary(figures: dict[str, float]) -> str:
@@ -84,7 +93,8 @@ def summary(figures: dict[str, float]) -> str:
         f"{figures['workers']} worker(s) x {figures['envs_per_worker']} worlds: environment steps/s "
         f"{figures['actors_steps_per_s']:.0f} in the actors alone, {figures['steps_per_s']:.0f} stepped from here "
         f"(a round trip a step), {figures['rollout_steps_per_s']:.0f} in rollouts seen from here: "
-        f"{share:.2f} of the actors' own rate (target >= {TARGET_SHARE:.2f}: {verdict})"
+        f"{share:.2f} of the actors' own rate (target >= {TARGET_SHARE:.2f}: {verdict}); the actors stepped "
+        f"{figures['rollout_busy_share']:.2f} of the rollouts' time ({figures['rollout_actors_steps_per_s']:.0f} while busy)"
     )
 
 

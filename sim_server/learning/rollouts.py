@@ -49,6 +49,8 @@ class Rollout:
             always true, are left out).
         last_observations: (num_envs, size) float32: the observations after the last step (the
             next rollout's first).
+        seconds: (num_envs,) float64: the time (s) the process that stepped each environment
+            spent on the batch, the policy's calls included (an actor's, for its worlds).
     """
 
     observations: np.ndarray
@@ -58,6 +60,7 @@ class Rollout:
     truncated: np.ndarray
     infos: dict[str, np.ndarray]
     last_observations: np.ndarray
+    seconds: np.ndarray
 
     @property
     def steps(self) -> int:
@@ -80,6 +83,7 @@ def joined(parts: list[Rollout]) -> Rollout:
         np.concatenate([part.truncated for part in parts], axis=1),
         {key: np.concatenate([part.infos[key] for part in parts], axis=1) for key in parts[0].infos},
         np.concatenate([part.last_observations for part in parts]),
+        np.concatenate([part.seconds for part in parts]),
     )
 
 
@@ -145,6 +149,7 @@ def rollout(envs: VectorEnv, policy: Policy, observations: np.ndarray, steps: in
     steps = checked_steps(steps, envs.num_envs)
     checked_policy(policy)
     action_size = envs.single_action_space.shape[0]
+    started = time.perf_counter()
     deadline = None if seconds is None else time.monotonic() + seconds
     seen, done, rewards, terminated, truncated, infos = [], [], [], [], [], []
     for step in range(steps):
@@ -162,6 +167,7 @@ def rollout(envs: VectorEnv, policy: Policy, observations: np.ndarray, steps: in
     return Rollout(
         np.stack(seen), np.stack(done), np.stack(rewards), np.stack(terminated), np.stack(truncated),
         {key: np.stack([info[key] for info in infos]) for key in keys}, np.asarray(observations),
+        np.full(envs.num_envs, time.perf_counter() - started),
     )
 
 

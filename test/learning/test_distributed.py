@@ -113,6 +113,7 @@ def test_rollouts_in_the_actors_are_what_one_vector_environment_gives(local_ray:
             np.testing.assert_allclose(batch.last_observations[running], observations[running], atol=DRIFT)
         assert running.sum() >= 3  # most worlds compared throughout
         np.testing.assert_array_equal(second.observations[0], first.last_observations)  # the next goes on
+        assert second.seconds.shape == (6,) and (second.seconds > 0).all()
     finally:
         remote.close()
         local.close()
@@ -123,6 +124,7 @@ def test_the_example_measures_one_and_two_workers(local_ray: None) -> None:
         figures = ray_example.main(["--workers", str(workers), "--envs", "4", "--seconds", "0.5", "--rollout-steps", "5"])
         assert figures["workers"] == workers and figures["steps_per_s"] > 0 and figures["actors_steps_per_s"] > 0
         assert figures["rollout_steps_per_s"] > 0 and figures["rollout_share"] == figures["rollout_steps_per_s"] / figures["actors_steps_per_s"]
+        assert 0 < figures["rollout_busy_share"] == figures["rollout_steps_per_s"] / figures["rollout_actors_steps_per_s"]
     assert "of the actors' own rate (target >= 0.67: " in ray_example.summary(figures)
 
 
