@@ -243,6 +243,22 @@ def test_bad_policies_and_steps_are_refused_in_one_line_and_the_actors_go_on(loc
         remote.close()
 
 
+def test_a_policy_the_actors_cannot_import_is_said_so(local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A policy of a module only this process finds (pickled by reference): the actors' import
+    error in one line, and they go on."""
+    (tmp_path / "only_the_driver_has_it.py").write_text("def policy(observations):\n    return observations[:, :2] * 0.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from only_the_driver_has_it import policy
+
+    remote = RayVectorEnv(2, 2)
+    try:
+        remote.reset(seed=0)
+        _refused(remote, RuntimeError, r"a Ray worker could not unpickle the policy: ModuleNotFoundError: No module named "
+                 r"'only_the_driver_has_it'", lambda: remote.set_policy(policy))
+    finally:
+        remote.close()
+
+
 def test_a_batch_too_big_for_one_actor_is_refused(local_ray: None) -> None:
     remote = RayVectorEnv(1, 256)
     try:
