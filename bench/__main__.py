@@ -365,11 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     print("\nlearning, navigation task (environment steps a second, one core)")
     for name, m in training.items():
-        if "seconds" in m:
-            print(f"  {name:28} {m['seconds']:9.1f} s")
-            continue
-        alone = f" ({m['actors_steps_per_s']:.0f} in the actors alone)" if "actors_steps_per_s" in m else ""
-        print(f"  {name:28} {m['steps_per_s']:9.0f}{alone}")
+        print(f"  {learning.describe(name, m)}")
     print(f"peak RSS {peak_rss_mib:.0f} MiB; medians of {args.repeats} runs of {args.seconds:g} s.")
 
     result = {

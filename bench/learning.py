@@ -16,8 +16,11 @@
   tracker's target: under 60 s.
 * ``ray``: :class:`~sim_server.learning.distributed.RayVectorEnv` with 1 and 2 actors of 64
   worlds each on a local Ray instance (:mod:`sim_server.learning.ray_example`): steps a second
-  stepped from the driver (a round trip to every actor a step) and in the actors alone (what
-  rollout workers with their policies in the actors would get). Skipped without Ray.
+  in the actors alone, stepped from the driver (a round trip to every actor a step) and in
+  rollouts of 100 steps seen from the driver (the policy held in the actors), the rollouts'
+  share of the actors' own rate (the issue tracker's target: at least two thirds) and the share
+  of the rollouts' time the actors spent stepping (measured at the same time as the rollouts).
+  Skipped without Ray.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numba
 import dataclasses
 import time
 
-from bench.targets import CROWD_VECTOR_ENV, CROWDNAV_EVALUATION, SIGHTED_CROWD_VECTOR_ENV, VECTOR_ENV
+from bench.targets import CROWD_VECTOR_ENV, CROWDNAV_EVALUATION, RAY_ACTORS, RAY_WORKERS, RAY_WORLDS, SIGHTED_CROWD_VECTOR_ENV, VECTOR_ENV
 from sim_server.learning import NAVIGATION_ID, NavigationVectorEnv
 from sim_server.learning.evaluate import evaluate, parse_args
 from sim_server.learning.task import CROWD_NAVIGATION, PEOPLE_WORLD
@@ -41,9 +44,6 @@ COUNTS = (1, 4, 16, 64, 256)
 SYNC_WORLDS = 64
 #: Episodes of the evaluation measured (CrowdNav's test set).
 EVALUATION_EPISODES = 500
-#: Ray actors measured, and worlds in each.
-RAY_WORKERS = (1, 2)
-RAY_WORLDS = 64
 
 
 def run(seconds: float) -> dict[str, dict[str, float]]:
@@ -93,12 +93,28 @@ def _ray(seconds: float) -> dict[str, dict[str, float]]:
 
     ray.init(num_cpus=RAY_WORKERS[-1], include_dashboard=False, log_to_driver=False)
     try:
-        return {f"ray, {workers} x {RAY_WORLDS} worlds": measure(workers, RAY_WORLDS, seconds) for workers in RAY_WORKERS}
+        return {RAY_ACTORS.format(workers=workers): measure(workers, RAY_WORLDS, seconds) for workers in RAY_WORKERS}
     finally:
         ray.shutdown()
 
 
+def describe(name: str, figures: dict[str, float]) -> str:
+    """One line of a scenario's figures (the ``ray`` ones with their target's share)."""
+    if "seconds" in figures:
+        return f"{name:28} {figures['seconds']:9.1f} s"
+    if "rollout_share" in figures:
+        from sim_server.learning.ray_example import TARGET_SHARE
+
+        share = figures["rollout_share"]
+        return (
+            f"{name:28} {figures['steps_per_s']:9.0f} stepped from the driver, {figures['actors_steps_per_s']:.0f} in the "
+            f"actors alone, {figures['rollout_steps_per_s']:.0f} in rollouts seen from the driver: {share:.2f} of the actors' "
+            f"(target >= {TARGET_SHARE:.2f}: {'met' if share >= TARGET_SHARE else 'NOT MET'}); the actors stepped "
+            f"{figures['rollout_busy_share']:.2f} of the rollouts' time"
+        )
+    return f"{name:28} {figures['steps_per_s']:9.0f}"
+
+
 if __name__ == "__main__":
     for name, figures in run(5.0).items():
-        alone = f", {figures['actors_steps_per_s']:.0f} in the actors alone" if "actors_steps_per_s" in figures else ""
-        print(f"{name:24} {figures['steps_per_s']:10.0f} steps/s{alone}")
+        print(describe(name, figures))

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from sim_server.learning.ray_example import TARGET_SHARE
+
 Result = dict[str, Any]
 
 SWARM = "swarm: 1000 robots, 32-beam 3 m sensors at 10 Hz, physics 50 Hz"
@@ -27,6 +29,11 @@ CROWD_VECTOR_ENV = "crowd navigation, 64 worlds"
 SIGHTED_CROWD_VECTOR_ENV = "crowd navigation, 64 worlds, line of sight"
 #: 500 episodes of CrowdNav's circle crossing with the ORCA policy (its test set).
 CROWDNAV_EVALUATION = "CrowdNav evaluation, 500 ORCA episodes"
+#: The learning scenario of N Ray actors (``RAY_ACTORS.format(workers=N)``), their counts and
+#: the worlds in each.
+RAY_WORKERS = (1, 2)
+RAY_WORLDS = 64
+RAY_ACTORS = "ray, {workers} x " + f"{RAY_WORLDS} worlds"
 #: Kinds of robots of the fleet benchmark (:mod:`bench.drive_kinds`) whose plugin must cost per
 #: robot no more than a DiffDrive does.
 DRIVE_KINDS = ("AckermannDrive", "OmniDrive", "DiffDrive + Imu", "DiffDrive + noisy Imu", "DiffDrive + Range")
@@ -132,6 +139,11 @@ TARGETS: tuple[Target, ...] = (
     Target(SIGHTED_CROWD_VECTOR_ENV, "steps/s", 20_000.0, True,
            lambda r: r["learning"][SIGHTED_CROWD_VECTOR_ENV]["steps_per_s"]),
     Target(CROWDNAV_EVALUATION, "s", 60.0, False, lambda r: r["learning"][CROWDNAV_EVALUATION]["seconds"]),
+    *(
+        Target(f"ray rollouts, {workers} x {RAY_WORLDS} worlds, of the actors' rate", "share", TARGET_SHARE, True,
+               lambda r, workers=workers: r["learning"][RAY_ACTORS.format(workers=workers)]["rollout_share"])
+        for workers in RAY_WORKERS
+    ),
     Target(
         f"vector env, {VECTOR_WORLDS} worlds, one core", "steps/s", 20_000.0, True,
         lambda r: r["learning"][VECTOR_ENV.format(count=VECTOR_WORLDS)]["steps_per_s"],

@@ -173,15 +173,24 @@ def test_the_serve_command_runs_as_written(tmp_path) -> None:
     assert process.returncode == 0 and "stopped at sim time" in said, err
 
 
-def test_learning_examples_run_as_written() -> None:
-    """Every Python block of the learning page, as written, each in a process of its own, none
-    importing rclpy; the first's picture and observation are checked too."""
+def learning_examples() -> tuple[list[str], list[str]]:
+    """The learning page's Python blocks: those that run here, and RLlib's (run by
+    test/learning/test_rllib.py where RLlib is installed)."""
     examples = python_blocks(page("learning.md"))
-    assert len(examples) == 5
+    return [each for each in examples if "ray.rllib" not in each], [each for each in examples if "ray.rllib" in each]
+
+
+def test_learning_examples_run_as_written() -> None:
+    """Every Python block of the learning page but RLlib's, as written, each in a process of its
+    own, none importing rclpy; the first's picture and observation are checked too, and the
+    rollout's shapes."""
+    examples, rllib = learning_examples()
+    assert len(examples) == 6 and len(rllib) == 1
     checks = [
         "\nassert picture.shape[2] == 3 and env.observation_space.contains(observation)\n", "", "",
         "\nassert observation.shape == (65,) and info['path_length'] >= 0.0\n",
         "\nassert info['finished'] == 1.0 and info['success'] + info['collision'] + info['timeout'] == 1.0\n",
+        "\nassert batch.observations.shape == (100, 32, 40) and batch.last_observations.shape == (32, 40)\n",
     ]
     for example, check in zip(examples, checks):
         result = run_python(example + check + NO_ROS, REPO_ROOT)

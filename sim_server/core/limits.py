@@ -313,3 +313,15 @@ MAX_POLICY_FILE_BYTES = 64 * 1024 * 1024
 #: Layers of a policy's network and units of one layer.
 POLICY_LAYERS = Range(1, 16)
 POLICY_UNITS = Range(1, 4096)
+#: Numbers of a policy's observation, and of its action (a linear policy's weights are their
+#: product: 2 GB at the bound).
+POLICY_INPUTS = Range(1, 100_000)
+POLICY_OUTPUTS = Range(1, 1_000)
+
+# ------------------------------------------------------------------------------------ rollouts
+#: Steps of one rollout (a policy stepping a vector environment for a batch of steps,
+#: :mod:`sim_server.learning.rollouts`): 20 of the task's 500-step episodes.
+MAX_ROLLOUT_STEPS = 10_000
+#: Environment steps (steps x environments) of one rollout's batch in one process: 2**20 of
+#: 40-value observations is 168 MB of observations and about half as much of the rest.
+MAX_ROLLOUT_ENVIRONMENT_STEPS = 2**20

@@ -24,7 +24,9 @@ Importing this module registers them with Gymnasium::
 
 Also here, imported by name: :mod:`~sim_server.learning.parallel_env` (PettingZoo's parallel
 API, several robots in one world), :mod:`~sim_server.learning.distributed` (vector environments
-as Ray actors; Ray is an optional extra), :mod:`~sim_server.learning.baselines` (robots driven by
+as Ray actors, with rollouts of a policy the actors hold; Ray is an optional extra),
+:mod:`~sim_server.learning.rollouts` (a policy stepping a vector environment for a batch of
+steps, and the linear policy), :mod:`~sim_server.learning.baselines` (robots driven by
 the crowd models), :mod:`~sim_server.learning.evaluate` (CrowdNav's evaluation),
 :mod:`~sim_server.learning.lookahead` and :mod:`~sim_server.learning.train_lookahead` (a value
 network's policy, trained as CrowdNav trains, NumPy only), and the examples

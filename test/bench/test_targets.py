@@ -9,7 +9,7 @@ from PIL import Image
 
 from bench.plot import earlier_results, render
 from bench.targets import (
-    CAMERA, CROWD_VECTOR_ENV, CROWDNAV_EVALUATION, SIGHTED_CROWD_VECTOR_ENV, SWARM, TARGETS, VECTOR_ENV, describe,
+    CAMERA, CROWD_VECTOR_ENV, CROWDNAV_EVALUATION, RAY_ACTORS, SIGHTED_CROWD_VECTOR_ENV, SWARM, TARGETS, VECTOR_ENV, describe,
 )
 
 
@@ -29,7 +29,8 @@ def made_up_result(swarm_rtf: float) -> dict:
         "levels": levels,
         "rendering": {CAMERA: {"ms_per_frame": 0.5}},
         "learning": {VECTOR_ENV.format(count=64): {"steps_per_s": 19_000.0}, CROWD_VECTOR_ENV: {"steps_per_s": 21_000.0},
-                     SIGHTED_CROWD_VECTOR_ENV: {"steps_per_s": 18_000.0}, CROWDNAV_EVALUATION: {"seconds": 41.0}},
+                     SIGHTED_CROWD_VECTOR_ENV: {"steps_per_s": 18_000.0}, CROWDNAV_EVALUATION: {"seconds": 41.0},
+                     RAY_ACTORS.format(workers=1): {"rollout_share": 0.9}, RAY_ACTORS.format(workers=2): {"rollout_share": 0.6}},
         "crowds": {
             "office, 200 people": {"rtf": 41.0}, "office, 1000 people": {"rtf": 6.0},
             "social force vs pysocialforce": {"ratio_matched": 12.0, "ratio_default": 90.0}, "ORCA vs RVO2": {"ratio": 3.0},
@@ -63,6 +64,7 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert met["social force vs pysocialforce, its settings"] and not met["social force vs pysocialforce, our defaults"]
     assert met["ORCA vs RVO2 doStep, 250 agents"] and not met["ORCA vs RVO2 doStep, 250 agents, 100 walls"]
     assert met["crowd navigation, 64 worlds"]
+    assert met["ray rollouts, 1 x 64 worlds, of the actors' rate"] and not met["ray rollouts, 2 x 64 worlds, of the actors' rate"]
     assert not met[SIGHTED_CROWD_VECTOR_ENV] and met[CROWDNAV_EVALUATION]  # 18,000 steps/s (not 20,000); 41 s (< 60)
     assert met["OmniDrive, cost per robot vs DiffDrive's"] and not met["DiffDrive + Range, cost per robot vs DiffDrive's"]
     assert met["AckermannDrive, cost per robot vs DiffDrive's"] is None  # not measured
