@@ -656,24 +656,10 @@ def _cast_scans(scans, walls, fixed, moving, out):  # pragma: no cover - compile
     (:meth:`~sim_server.core.sensing.raycast.StaticScene.fixed_shapes`) and ``moving``
     (:meth:`~sim_server.core.sensing.raycast.MovingShapes.arrays`); each scan sees the moving
     shapes within its range."""
-    origins_x, origins_y, headings, beam_starts, local_cos, local_sin, local_angles, max_ranges, masks = scans
+    max_ranges = scans[7]
     reach_cell = max_ranges.max() if max_ranges.shape[0] else 1.0
     moving_grid = _moving_grid(moving[0], moving[4], moving[5], reach_cell)
-    # Scan by scan (what _cast_beam_range does for a run of beams, without finding the scans).
-    beams = (local_cos, local_sin, local_angles)
-    near_polygons = np.empty(moving[0].shape[0], dtype=np.int64)
-    near_circles = np.empty(moving[5].shape[0], dtype=np.int64)
-    seen = np.zeros(moving[0].shape[0] + moving[5].shape[0], dtype=np.int64)
-    for scan in range(origins_x.shape[0]):
-        ox = origins_x[scan]
-        oy = origins_y[scan]
-        near_polygon_count, near_circle_count = _near_shapes(
-            scan, ox, oy, max_ranges[scan], masks[scan], moving, moving_grid, near_polygons, near_circles, seen
-        )
-        _cast_scan(
-            ox, oy, headings[scan], beam_starts[scan], beam_starts[scan + 1], max_ranges[scan], masks[scan], beams, walls,
-            fixed, moving, (near_polygons, near_polygon_count, near_circles, near_circle_count), out,
-        )
+    _cast_beam_range(0, scans[3][scans[0].shape[0]], scans, walls, fixed, moving, out, moving_grid)
 
 
 @jit_parallel
