@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
 from bench.crowd_scenarios import office_world
-from bench.floor import owner_name
+from bench.part_timer import PartTimer, hook_name
 from sim_server.core.world import World
 
 STEP_SIZE = 0.005
@@ -67,55 +66,28 @@ def parts(count: int, steps: int) -> dict[str, Any]:
         world.step(steps)
         step_us = 1e6 * (time.process_time() - started) / steps
 
-        spent: dict[str, float] = defaultdict(float)
-        clock = time.perf_counter
-        saved: list[tuple[Any, str, Any]] = []
-        captured: dict[str, tuple] = {}
-
-        def timed(name: str, call: Callable[..., Any], keep: str | None = None) -> Callable[..., Any]:
-            def wrapper(*arguments: Any, **keywords: Any) -> Any:
-                if keep is not None:
-                    captured[keep] = arguments
-                begun = clock()
-                try:
-                    return call(*arguments, **keywords)
-                finally:
-                    spent[name] += clock() - begun
-            return wrapper
-
-        def patch(owner: Any, attribute: str, name: str, keep: str | None = None) -> None:
-            # Put back exactly what the class or module held (a class's method as got through
-            # the class may be of another kind: Box2D's would lose its binding).
-            saved.append((owner, attribute, vars(owner)[attribute]))
-            setattr(owner, attribute, timed(name, getattr(owner, attribute), keep))
-
+        timer = PartTimer()
         for function, name in CROWD_FUNCTIONS.items():
-            patch(crowd_module, function, name, keep=function)
+            timer.patch(crowd_module, function, name, keep=function)
         for method, name in CROWD_METHODS.items():
-            patch(Crowd, method, name)
-        patch(Crowd, "before_step", "people, in all")
-        patch(type(world.physics), "Step", BOX2D)
-        patch(laser_scanner, "cast_scans", "laser: casts", keep="cast_scans")
-        def plain(hook: Callable[..., Any]) -> bool:  # the crowd's, and the plugins' (timed one by one)
-            return getattr(hook, "__name__", "") in ("_step_crowds", "before_physics_step", "after_physics_step")
-
-        world.before_step_hooks[:] = [hook if plain(hook) else timed(f"hook: {_name(hook)}", hook)
-                                      for hook in world.before_step_hooks]
-        world.after_step_hooks[:] = [hook if plain(hook) else timed(f"hook: {_name(hook)}", hook)
-                                     for hook in world.after_step_hooks]
-        plugin_hooks = world.plugins._hooks  # noqa: SLF001 - a benchmark's look inside
-        kept_hooks = {phase: list(entries) for phase, entries in plugin_hooks.items()}
-        for phase, entries in plugin_hooks.items():
-            plugin_hooks[phase] = [(owner, timed(f"plugin: {owner_name(owner)}, {phase}", call)) for owner, call in entries]
+            timer.patch(Crowd, method, name)
+        timer.patch(Crowd, "before_step", "people, in all")
+        timer.patch(type(world.physics), "Step", BOX2D)
+        timer.patch(laser_scanner, "cast_scans", "laser: casts", keep="cast_scans")
+        # The crowd's hook and the plugins' are timed inside (the people, each plugin).
+        untimed = ("_step_crowds", "before_physics_step", "after_physics_step")
+        timer.time_hooks(world, lambda _phase, hook: None if hook_name(hook).split(".")[-1] in untimed
+                         else f"hook: {hook_name(hook)}")
+        kept_hooks = timer.time_plugins(world, lambda phase, owner: f"plugin: {owner}, {phase}")
         try:
-            started = clock()
+            started = time.perf_counter()
             world.step(steps)
-            timed_us = 1e6 * (clock() - started) / steps
+            timed_us = 1e6 * (time.perf_counter() - started) / steps
         finally:
-            for owner, attribute, original in reversed(saved):
-                setattr(owner, attribute, original)
-            plugin_hooks.update(kept_hooks)
-        per_step = {name: 1e6 * total / steps for name, total in spent.items()}
+            timer.restore()
+            world.plugins._hooks.update(kept_hooks)  # noqa: SLF001 - a benchmark's look inside
+        per_step = timer.per_step(steps)
+        captured = timer.captured
 
         # The kernel's pair loop alone, and a laser's cast without the people, on the last arguments.
         kernel = captured["social_force_step"]
@@ -169,10 +141,6 @@ def _time(call: Callable[[], Any], repeats: int = 30) -> float:
         call()
         best = min(best, time.perf_counter() - started)
     return best
-
-
-def _name(call: Callable[..., Any]) -> str:
-    return getattr(getattr(call, "__func__", call), "__qualname__", repr(call))
 
 
 def run(quick: bool) -> dict[str, dict[str, Any]]:

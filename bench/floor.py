@@ -21,11 +21,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
 from bench.node_runner import run_node
+from bench.part_timer import PartTimer, hook_name
 from sim_server.core.world import World
 
 STEP_SIZE = 0.005
@@ -109,54 +109,22 @@ def _per_step(batch: Callable[[], float], seconds: float) -> float:
 
 def node_parts(world_path: Path, seconds: float) -> dict[str, Any]:
     """The node's step on ``world_path`` and its parts (us per step), each hook timed."""
-    spent: dict[str, float] = defaultdict(float)
-    clock = time.perf_counter
-    holder: dict[str, Any] = {}
-
-    def timed(name: str, call: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*arguments: Any) -> Any:
-            started = clock()
-            try:
-                return call(*arguments)
-            finally:
-                spent[name] += clock() - started
-        return wrapper
+    timer = PartTimer()
 
     def instrument(world: World) -> None:
-        world.before_step_hooks[:] = [timed(f"before step: {_name(h)}", h) for h in world.before_step_hooks]
-        world.after_step_hooks[:] = [timed(f"after step: {_name(h)}", h) for h in world.after_step_hooks]
-        hooks = world.plugins._hooks  # noqa: SLF001 - a benchmark's look inside
-        for phase, entries in hooks.items():
-            hooks[phase] = [(owner, timed(f"  plugins, {phase}: {owner_name(owner)}", call)) for owner, call in entries]
-        # Box2D's step, timed for every world of the process (put back below).
-        physics_class = type(world.physics)
-        # What the class holds, put back as it was (got through the class, it would lose its binding).
-        holder["class"], holder["step"] = physics_class, vars(physics_class)["Step"]
-        physics_class.Step = timed(BOX2D, physics_class.Step)
+        timer.time_hooks(world, lambda phase, hook: f"{phase}: {hook_name(hook)}")
+        timer.time_plugins(world, lambda phase, owner: f"  plugins, {phase}: {owner}")
+        timer.patch(type(world.physics), "Step", BOX2D)  # every world of the process, until restored
 
     try:
         figures = run_node(world_path, seconds, STEP_SIZE, LISTENED, prepare=instrument)
     finally:
-        if "class" in holder:
-            holder["class"].Step = holder["step"]
-    steps = figures["steps_per_s"] * seconds
-    parts = {name: 1e6 * total / steps for name, total in sorted(spent.items(), key=lambda item: -item[1])}
+        timer.restore()
+    measured = timer.per_step(figures["steps_per_s"] * seconds)
+    parts = dict(sorted(measured.items(), key=lambda item: -item[1]))
     accounted = sum(value for name, value in parts.items() if not name.startswith("  "))
     parts[LOOP] = 1e3 * figures["ms_per_step"] - accounted
     return {"us_per_step": 1e3 * figures["ms_per_step"], "parts": parts}
-
-
-def _name(call: Callable[..., Any]) -> str:
-    return getattr(getattr(call, "__func__", call), "__qualname__", repr(call))
-
-
-def owner_name(owner: Any) -> str:
-    """A plugin hook's owner: a plugin (its class) or a batch of one class's plugins."""
-    items = getattr(owner, "items", None)
-    if items:
-        return f"{type(items[0].plugin).__name__} (a batch of {len(items)})"
-    plugin = getattr(owner, "plugin", owner)
-    return type(plugin).__name__
 
 
 def run(seconds: float) -> dict[str, Any]:
