@@ -41,7 +41,7 @@ from gymnasium.vector.utils import batch_space
 from sim_server.core import limits
 from sim_server.core.physics.replicas import MAX_REPLICAS
 from sim_server.learning.navigation_env import checked_actions, checked_options, checked_seed
-from sim_server.learning.rollouts import Policy, Rollout, checked_policy, checked_steps, joined, one_line, rollout
+from sim_server.learning.rollouts import Policy, Rollout, checked_policy, checked_steps, error_line, first_line, joined, rollout
 from sim_server.learning.throughput import steps_per_second
 
 #: Most actors of one environment.
@@ -102,7 +102,7 @@ class _Worker:
         try:
             policy = cloudpickle.loads(pickled)
         except Exception as error:  # noqa: BLE001 - whatever unpickling raised: one line
-            raise RuntimeError(f"a Ray worker could not unpickle the policy: {one_line(error)}") from None
+            raise RuntimeError(f"a Ray worker could not unpickle the policy: {error_line(error)}") from None
         self.policy = checked_policy(policy)
 
     def set_weights(self, weights: Any) -> None:
@@ -113,9 +113,9 @@ class _Worker:
         try:
             setter(weights)
         except ValueError as error:
-            raise ValueError(f"the policy's set_weights refused the weights: {str(error).strip().splitlines()[0]}") from None
+            raise ValueError(f"the policy's set_weights refused the weights: {first_line(error)}") from None
         except Exception as error:  # noqa: BLE001 - the user's policy failed: one line
-            raise RuntimeError(f"the policy's set_weights raised {one_line(error)}") from None
+            raise RuntimeError(f"the policy's set_weights raised {error_line(error)}") from None
 
     def rollout(self, steps: int, seconds: float) -> Rollout:
         """``steps`` vector steps with the policy held, from the last observations, taking at
@@ -236,7 +236,7 @@ class RayVectorEnv(VectorEnv):
         try:
             pickled = cloudpickle.dumps(policy)
         except Exception as error:  # noqa: BLE001 - whatever pickling raised: one line
-            raise ValueError(f"the policy cannot be sent to the Ray workers: it does not pickle ({one_line(error)})") from None
+            raise ValueError(f"the policy cannot be sent to the Ray workers: it does not pickle ({error_line(error)})") from None
         reference = ray.put(pickled)
         self._gather([worker.set_policy.remote(reference) for worker in self._workers], ANSWER_TIMEOUT)
 

@@ -28,6 +28,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from sim_server.core import limits
+from sim_server.core.errors import one_line
 from sim_server.learning.navigation_env import checked_actions
 
 Policy = Callable[[np.ndarray], Any]
@@ -109,10 +110,17 @@ def checked_policy(policy: Any) -> Policy:
     return policy
 
 
-def one_line(error: BaseException) -> str:
-    """``error``'s kind and the first line of its message."""
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message, cut as every quoted foreign error is
+    (:func:`~sim_server.core.errors.one_line`); empty for none."""
     said = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {said[0]}" if said else type(error).__name__
+    return one_line(said[0]) if said else ""
+
+
+def error_line(error: BaseException) -> str:
+    """``error``'s kind and the first line of its message (:func:`first_line`)."""
+    said = first_line(error)
+    return f"{type(error).__name__}: {said}" if said else type(error).__name__
 
 
 def policy_actions(policy: Policy, observations: np.ndarray, action_size: int, step: int) -> np.ndarray:
@@ -125,7 +133,7 @@ def policy_actions(policy: Policy, observations: np.ndarray, action_size: int, s
     try:
         given = policy(observations)
     except Exception as error:  # noqa: BLE001 - the user's policy failed: one line
-        raise RuntimeError(f"the policy raised {one_line(error)} at step {step} of the rollout") from None
+        raise RuntimeError(f"the policy raised {error_line(error)} at step {step} of the rollout") from None
     if isinstance(given, tuple):
         given = given[0] if given else None
     try:
