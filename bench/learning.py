@@ -103,15 +103,9 @@ def describe(name: str, figures: dict[str, float]) -> str:
     if "seconds" in figures:
         return f"{name:28} {figures['seconds']:9.1f} s"
     if "rollout_share" in figures:
-        from sim_server.learning.ray_example import TARGET_SHARE
+        from sim_server.learning.ray_example import summary
 
-        share = figures["rollout_share"]
-        return (
-            f"{name:28} {figures['steps_per_s']:9.0f} stepped from the driver, {figures['actors_steps_per_s']:.0f} in the "
-            f"actors alone, {figures['rollout_steps_per_s']:.0f} in rollouts seen from the driver: {share:.2f} of the actors' "
-            f"(target >= {TARGET_SHARE:.2f}: {'met' if share >= TARGET_SHARE else 'NOT MET'}); the actors stepped "
-            f"{figures['rollout_busy_share']:.2f} of the rollouts' time"
-        )
+        return summary(figures)
     return f"{name:28} {figures['steps_per_s']:9.0f}"
 
 
