@@ -26,11 +26,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from bench.crowd_scenarios import office_world
+from bench.crowd_scenarios import STEP_SIZE, office_world
 from bench.part_timer import PartTimer, hook_name
 from sim_server.core.world import World
 
-STEP_SIZE = 0.005
 #: Steps before timing (people leave their starts, the fields of their first goals are made).
 WARM_STEPS = 400
 #: The crowd's functions timed, by the module that calls them and the part they are.
