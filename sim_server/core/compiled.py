@@ -44,12 +44,16 @@ A ground module of the core: it imports nothing of ``sim_server``. Read :data:`C
 from __future__ import annotations
 
 import sys
+import threading
 import warnings
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numba
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 #: Options of every compiled function: cached on disk; NumPy's error model, since every division
 #: that could be by zero is guarded (Python's model checks each division: about 5 % slower).
@@ -125,6 +129,44 @@ def jit_parallel(function: Callable[..., Any]) -> Callable[..., Any]:
     """:func:`jit` with ``parallel=True``: ``prange`` loops share their iterations out among
     numba's threads (``NUMBA_NUM_THREADS``, default one per core)."""
     return jit(function, parallel=True)
+
+
+#: Held while a parallel loop runs (:func:`parallel_turn`).
+_PARALLEL_TURN = threading.Lock()
+
+
+@contextmanager
+def parallel_turn(wanted: bool) -> Iterator[bool]:
+    """Whether the caller may run a parallel loop now, for the ``with`` block: when ``wanted``,
+    numba has more than one thread and no other parallel loop of this process runs. One at a
+    time: numba's fallback thread pool (the workqueue, where OpenMP is not found) aborts the
+    process on concurrent use. A caller told no runs its loop serially, so every parallel kernel
+    gives the same results either way."""
+    allowed = wanted and numba.get_num_threads() > 1 and _PARALLEL_TURN.acquire(blocking=False)
+    try:
+        yield allowed
+    finally:
+        if allowed:
+            _PARALLEL_TURN.release()
+
+
+@intrinsic
+def take_next(typing_context: Any, counter: Any) -> tuple:
+    """In compiled code: ``counter[0]`` (an int64 array) before adding one to it, atomically. A
+    parallel loop over its threads shares items out as the threads come for them with it (each
+    thread takes ``take_next(counter)`` until the items run out), so a thread that another
+    process keeps waiting holds up one item, not a fixed share of them; where each item writes
+    only its own output, the results do not depend on which thread took it."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+
+    def generate(context: Any, builder: Any, signature: Any, arguments: Any) -> Any:
+        array_type = signature.args[0]
+        array = context.make_array(array_type)(context, builder, arguments[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, array, [context.get_constant(types.intp, 0)])
+        return builder.atomic_rmw("add", pointer, context.get_constant(types.int64, 1), "monotonic")
+
+    return types.int64(counter), generate
 
 
 def typed(array: Any, dtype: type | np.dtype) -> np.ndarray:

@@ -154,3 +154,50 @@ def test_numbas_array_functions_load_without_scipys_linear_algebra_which_still_w
     result = subprocess.run([sys.executable, "-c", WITHOUT_BLAS_CHECK], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1]) == [False, 5.0, [1.0, 3.0], [2.0]]
+
+
+TAKE_ALL = """
+from numba import prange
+
+
+def take_all(counter, items, threads, taken):
+    for _thread in prange(threads):
+        while True:
+            item = take_next(counter)
+            if item >= items:
+                break
+            taken[item] += 1
+    return taken
+"""
+
+
+def test_take_next_shares_every_item_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads taking items as they come for them take each item exactly once; each thread's last
+    take, past the end, counts too."""
+    namespace: dict = {"take_next": compiled.take_next}
+    exec(compile(TAKE_ALL, "<no file>", "exec"), namespace)
+    monkeypatch.setattr(compiled, "CACHED", True)  # restored afterwards: this function has no cache
+    take_all = compiled.jit_parallel(namespace["take_all"])
+    for threads in (1, 2, 5):
+        counter = np.zeros(1, dtype=np.int64)
+        taken = take_all(counter, 1000, threads, np.zeros(1000, dtype=np.int64))
+        assert (taken == 1).all()
+        assert counter[0] == 1000 + threads
+
+
+def test_one_parallel_loop_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """parallel_turn says yes to one caller at a time, only to callers that want it and only with
+    several threads; the turn ends with the with block, an exception's too."""
+    monkeypatch.setattr(compiled.numba, "get_num_threads", lambda: 2)
+    with compiled.parallel_turn(True) as first, compiled.parallel_turn(True) as second:
+        assert first and not second
+    with pytest.raises(RuntimeError), compiled.parallel_turn(True) as failing:
+        assert failing
+        raise RuntimeError("a loop that failed")
+    with compiled.parallel_turn(False) as unwanted:
+        assert not unwanted
+    with compiled.parallel_turn(True) as again:
+        assert again
+    monkeypatch.setattr(compiled.numba, "get_num_threads", lambda: 1)
+    with compiled.parallel_turn(True) as single_thread:
+        assert not single_thread

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import math
 import numpy as np
+from numba import get_num_threads, prange
 
-from sim_server.core.compiled import jit
+from sim_server.core.compiled import jit, parallel_turn, take_next
 from sim_server.core.format.crowd_file import SocialForceParameters
 from sim_server.core.crowd.neighbors import build_grid, cell_span
 from sim_server.core.crowd.robot_footprints import Footprints, nearest_on_footprint
@@ -205,11 +206,12 @@ def _social_pair(lam, gamma, inverse_gamma, n_sq, n_prime_sq, smallest_sq, cutof
 _social_pair = jit(_social_pair, inline="always")
 
 
-def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
-                   grid, robot_grid, robots, scaling):  # pragma: no cover - compiled
-    """The social force (before ``social_factor``) on each of agents ``0..count-1`` of everyone
-    within ``reach``: the other agents (``grid`` over ``positions[:count]``) and the others after
-    them (robots: ``robot_grid``, item k is ``positions[count + k]``).
+def _pair_rows(first, end, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid, robot_grid,
+               robots, scaling, social):  # pragma: no cover - compiled
+    """The social forces (before ``social_factor``) of the pairs that agents ``first..end-1``
+    begin, added to ``social`` (one row per agent): each agent within ``reach`` of one of them
+    (the other agents: ``grid`` over the agents' positions) and the others after them (robots:
+    ``robot_grid``, item k is ``positions[count + k]``, count the rows of ``social``).
     A robot counts by its footprint (``robots``: angles, largest reach from its origin and
     :class:`~sim_server.core.crowd.robot_footprints.Footprints` arrays): the distance from the
     agent to the footprint's nearest point, divided by ``scaling`` (pedsim's
@@ -220,15 +222,15 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
     earlier cell (row by row), or within one cell from the lower index. Cells wholly beyond
     ``reach`` are skipped, and so are the others of other copies of the world (``copies``).
     """
+    count = social.shape[0]
     x0, y0, cell, nx, ny, starts, items = grid
     rx0, ry0, rcell, rnx, rny, rstarts, ritems = robot_grid
-    social = np.zeros((count, 2))
     angles, robot_reach, circles, circle_starts, polygons, polygon_counts, polygon_skins, polygon_starts = robots
     reach_sq = reach * reach
     inverse_gamma = 1.0 / gamma if gamma > 0.0 else 0.0
     n_sq, n_prime_sq = n * n, n_prime * n_prime
     smallest_sq = min(n_sq, n_prime_sq)
-    for i in range(count):
+    for i in range(first, end):
         xi, yi = positions[i, 0], positions[i, 1]
         vxi, vyi = velocities[i, 0], velocities[i, 1]
         sx, sy = 0.0, 0.0
@@ -295,12 +297,42 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
                     sy += py
         social[i, 0] += sx
         social[i, 1] += sy
+
+
+_pair_rows = jit(_pair_rows, inline="always")
+
+
+def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid, robot_grid,
+                   robots, scaling, parts, threads):  # pragma: no cover - compiled
+    """The social force (before ``social_factor``) on each of agents ``0..count-1`` of everyone
+    within ``reach`` (:func:`_pair_rows`; the arguments as it takes them). The agents are cut into
+    ``parts`` runs of rows, each run's pairs summed into forces of its own, and those added up
+    run by run: the forces are the same whatever thread computed a run, one after the other
+    (``threads`` 1 or this function compiled serially) or on numba's ``threads`` threads
+    (compiled parallel; each takes the next run left, :func:`~sim_server.core.compiled.take_next`),
+    and with one part they are the sums of a single loop over the rows."""
+    partial = np.empty((parts, count, 2))
+    next_part = np.zeros(1, dtype=np.int64)
+    for _thread in prange(threads):
+        while True:
+            part = take_next(next_part)
+            if part >= parts:
+                break
+            partial[part] = 0.0
+            _pair_rows(part * count // parts, (part + 1) * count // parts, positions, velocities, copies, reach, lam,
+                       gamma, n, n_prime, cutoff, wrap, grid, robot_grid, robots, scaling, partial[part])
+    social = partial[0].copy()
+    for part in range(1, parts):
+        for i in range(count):
+            social[i, 0] += partial[part, i, 0]
+            social[i, 1] += partial[part, i, 1]
     return social
 
 
 #: With fastmath (no NaN or infinity reaches it: every input is finite, every division guarded,
 #: the cutoff exponent finite): about 7 % faster.
-_social_forces = jit(_social_forces, fastmath=True)
+_social_forces_serial = jit(_social_forces, fastmath=True)
+_social_forces_parallel = jit(_social_forces, parallel=True, fastmath=True)
 
 
 def robot_shapes(angles: np.ndarray, reach: float, footprints: Footprints) -> tuple:
@@ -314,6 +346,14 @@ def no_robots() -> tuple:
     return robot_shapes(np.zeros(0), 0.0, Footprints.empty())
 
 
+#: Crowds of at least this many agents (all copies of the world together) have their pair forces
+#: computed in :data:`PAIR_PARTS` runs of rows, on numba's threads where there are several;
+#: smaller ones in one run, serially (a parallel loop's start costs more than their pairs save).
+PARALLEL_MIN_AGENTS = 256
+#: Runs of rows of a large crowd's pair forces, taken by the threads as they come for them: many
+#: more than threads, so that a thread another process keeps waiting holds up few rows; each run
+#: adds its own (count, 2) forces.
+PAIR_PARTS = 64
 #: Smallest side (m) of the neighbour grids' cells.
 MIN_GRID_CELL = 0.5
 
@@ -327,9 +367,24 @@ def neighbour_grids(positions: np.ndarray, count: int, total: int, reach: float)
     return build_grid(positions[:count], count, cell), build_grid(positions[count:total], total - count, cell)
 
 
+def social_force_step(params: np.ndarray, dt: float, count: int, agents: tuple, walking: tuple, groups: tuple,
+                      grids: tuple, wall_index: tuple, stamp: int, nearest: tuple, robots: tuple, extra: np.ndarray,
+                      out: np.ndarray) -> int:
+    """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` after one step of ``dt`` s
+    (:func:`_social_force_step`, whose docstring says what each argument holds). Crowds of
+    :data:`PARALLEL_MIN_AGENTS` agents or more have their pair forces computed in
+    :data:`PAIR_PARTS` parts, on numba's threads where there are several and no other parallel
+    loop runs (:func:`~sim_server.core.compiled.parallel_turn`): the velocities are the same
+    either way. Returns the next free stamp."""
+    parts = PAIR_PARTS if count >= PARALLEL_MIN_AGENTS else 1
+    with parallel_turn(parts > 1) as parallel:
+        return _social_force_step(params, dt, count, agents, walking, groups, grids, wall_index, stamp, nearest, robots,
+                                  extra, out, parts, get_num_threads() if parallel else 1)
+
+
 @jit
-def social_force_step(
-    params, dt, count, agents, walking, groups, grids, wall_index, stamp, nearest, robots, extra, out,
+def _social_force_step(
+    params, dt, count, agents, walking, groups, grids, wall_index, stamp, nearest, robots, extra, out, parts, threads,
 ):  # pragma: no cover - compiled
     """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` after one step of ``dt`` s.
 
@@ -346,7 +401,9 @@ def social_force_step(
     the nearest wall of each place. ``robots`` gives the others' footprints
     (:func:`robot_shapes`); ``extra`` (count, 2) forces (m/s^2) added to each agent's
     (pedsim_ros's random and along-wall forces, :mod:`~sim_server.core.crowd.pedsim_forces`), or
-    :data:`NO_EXTRA_FORCES`. Returns the next free stamp.
+    :data:`NO_EXTRA_FORCES`. The pair forces are computed in ``parts`` runs of rows
+    (:func:`_social_forces`), on ``threads`` of numba's threads where more than one. Returns the
+    next free stamp.
     """
     positions, velocities, radii, copies, offsets = agents
     directions, goal_distances, preferred_speeds = walking
@@ -376,8 +433,12 @@ def social_force_step(
     tau = params[_TAU]
     lam, gamma, n, n_prime = params[_LAMBDA], params[_GAMMA], params[_N], params[_N_PRIME]
     cutoff, wrap = params[_CUTOFF_EXPONENT], params[_WRAP] != 0.0
-    social = _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
-                            grids[0], grids[1], robots, params[_ROBOT_SCALING])
+    if threads > 1:
+        social = _social_forces_parallel(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
+                                         grids[0], grids[1], robots, params[_ROBOT_SCALING], parts, threads)
+    else:
+        social = _social_forces_serial(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
+                                       grids[0], grids[1], robots, params[_ROBOT_SCALING], parts, 1)
     for i in range(count):
         xi, yi = positions[i, 0], positions[i, 1]
         vxi, vyi = velocities[i, 0], velocities[i, 1]

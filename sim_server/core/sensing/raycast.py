@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Callable
@@ -46,7 +45,7 @@ import numpy as np
 from numba import get_num_threads
 
 from sim_server.core import compiled
-from sim_server.core.compiled import jit, typed  # noqa: F401 - jit: re-exported for older callers
+from sim_server.core.compiled import jit, parallel_turn, typed  # noqa: F401 - jit: re-exported for older callers
 from sim_server.core.sensing.ray_kernels import (
     GENERAL,
     HORIZONTAL,
@@ -87,8 +86,6 @@ PARALLEL_MIN_BEAMS = 8192
 PARALLEL_CHUNKS_PER_THREAD = 4
 #: ... of at least this many beams each (each run finds the moving shapes near its scans again).
 PARALLEL_MIN_CHUNK_BEAMS = 512
-#: Held while a parallel cast runs (see :func:`cast_scans`).
-_PARALLEL_CAST = threading.Lock()
 
 
 def _axis_aligned(segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -330,7 +327,9 @@ def cast_scans(
 
     Each scan sees the static scene and those of ``shapes`` within its range. A batch of
     :data:`PARALLEL_MIN_BEAMS` beams or more is shared out among numba's threads when there are
-    several (``parallel``: force one way or the other); the ranges are the same either way.
+    several and no other parallel loop runs (:func:`~sim_server.core.compiled.parallel_turn`;
+    ``parallel``: False forbids it, True asks for it at any size); the ranges are the same
+    either way.
 
     Returns:
         ranges: (B,) distance to the closest hit, ``inf`` for no hit within range.
@@ -341,18 +340,10 @@ def cast_scans(
     ranges = np.empty(n, dtype=np.float64) if out_ranges is None else typed(out_ranges, np.float64)
     tags = np.empty(n, dtype=np.int64) if out_tags is None else typed(out_tags, np.int64)
     if parallel is None:
-        parallel = n >= PARALLEL_MIN_BEAMS and get_num_threads() > 1
-    # One parallel cast at a time in a process: numba's fallback thread pool ("workqueue", where
-    # neither TBB nor OpenMP is found) aborts the process on concurrent use; a second caller
-    # casts serially meanwhile.
-    if parallel and not _PARALLEL_CAST.acquire(blocking=False):
-        parallel = False
-    try:
+        parallel = n >= PARALLEL_MIN_BEAMS
+    with parallel_turn(parallel) as parallel:
         chunks = max(min(n // PARALLEL_MIN_CHUNK_BEAMS, PARALLEL_CHUNKS_PER_THREAD * get_num_threads()), 1) if parallel else 0
         _cast(chunks, batch, origins_x, origins_y, headings, scene, shapes, ranges, tags)
-    finally:
-        if parallel:
-            _PARALLEL_CAST.release()
     if out_ranges is not None and ranges is not out_ranges:
         out_ranges[...] = ranges  # a buffer of another type: filled all the same
         ranges = out_ranges

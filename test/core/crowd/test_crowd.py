@@ -308,3 +308,34 @@ def test_resets_of_parts_remove_added_people_and_bring_people_back(tmp_path: Pat
     assert np.allclose(crowd.positions(), entered, atol=1e-5)
     assert np.allclose(crowd.people.rows("velocity"), 0.0)
     world.close()
+
+
+def test_a_large_crowd_walks_the_same_on_one_thread_or_several(tmp_path: Path) -> None:
+    """The office with more people than the social force computes in one run of rows (its pairs
+    go in parts, on numba's threads where there are several), the cleaner among them: every
+    person's position and the cleaner's pose are the same, to the bit, on one thread."""
+    import numba
+
+    from bench.crowd_scenarios import STEP_SIZE, office_world
+    from sim_server.core.crowd.social_force import PARALLEL_MIN_AGENTS
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS): no parallel loop to compare with")
+    path = office_world(PARALLEL_MIN_AGENTS + 44, tmp_path)
+
+    def walk(threads: int) -> tuple[np.ndarray, list[tuple[float, ...]]]:
+        kept = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        world = World.from_file(path, step_size=STEP_SIZE)
+        try:
+            world.step(300)
+            positions = np.vstack([crowd.positions() for crowd in world.crowds])
+            return positions, [(model.pose.x, model.pose.y, model.pose.theta) for model in world.models.values()]
+        finally:
+            world.close()
+            numba.set_num_threads(kept)
+
+    several, several_poses = walk(2)
+    one, one_poses = walk(1)
+    assert len(several) == PARALLEL_MIN_AGENTS + 44 and several_poses
+    assert np.array_equal(several, one) and several_poses == one_poses

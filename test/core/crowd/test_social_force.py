@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numba
 import numpy as np
 import pytest
 
@@ -17,7 +18,11 @@ from bench.orca_oracle import arrival_steps
 from bench.social_force_oracle import (
     import_pysocialforce, pysocialforce_parameters, run_pysocialforce, run_social_force, walking_scene,
 )
-from sim_server.core.crowd.social_force import NO_EXTRA_FORCES, angle_of, neighbour_grids, no_robots, social_force_step
+from sim_server.core import compiled
+from sim_server.core.crowd import social_force
+from sim_server.core.crowd.social_force import (
+    NO_EXTRA_FORCES, PARALLEL_MIN_AGENTS, angle_of, neighbour_grids, no_robots, social_force_step,
+)
 from sim_server.core.crowd.walls import WallIndex
 from sim_server.core.format.crowd_file import SocialForceParameters
 
@@ -49,6 +54,53 @@ def test_trajectories_equal_pysocialforce_s_with_its_settings() -> None:
     ours, _ = run_social_force(state, None, 0.1, 100, pysocialforce_parameters())
     assert theirs.shape == ours.shape
     assert np.abs(theirs - ours).max() < 1e-9
+
+
+def test_a_crowd_whose_pairs_go_in_parts_equals_pysocialforce_s_too() -> None:
+    state = walking_scene(PARALLEL_MIN_AGENTS + 64, 18.0, seed=11)
+    theirs, _ = run_pysocialforce(state, None, 0.05, 10)
+    ours, _ = run_social_force(state, None, 0.05, 10, pysocialforce_parameters())
+    assert np.abs(theirs - ours).max() < 1e-9
+
+
+def _crowd_step(count: int, seed: int) -> np.ndarray:
+    """One kernel step (pedsim's defaults) of ``count`` agents walking every way in a square."""
+    state = walking_scene(count, 2.0 * math.sqrt(count), seed=seed)
+    position, velocity = state[:, 0:2].copy(), state[:, 2:4].copy()
+    offset = state[:, 4:6] - position
+    distance = np.linalg.norm(offset, axis=1)
+    out = np.zeros((count, 2))
+    empty = WallIndex(np.zeros((0, 4)))
+    agents = (position, velocity, np.full(count, 0.3), np.zeros(count, dtype=np.int64), np.zeros((count, 2)))
+    walking = (offset / distance[:, None], distance, np.full(count, 1.3))
+    social_force_step(SocialForceParameters().array(), 0.05, count, agents, walking,
+                      (np.full(count, -1, dtype=np.int64), 0), neighbour_grids(position, count, count, 10.0),
+                      empty.arrays(), 1, empty.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
+    return out
+
+
+def test_a_large_crowd_s_forces_are_the_same_on_one_thread_or_several(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crowd of PARALLEL_MIN_AGENTS or more has its pairs computed in parts: the velocities are
+    the same, to the bit, on numba's threads, on one thread, and while another parallel loop runs;
+    and within rounding of one run over every row."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS): no parallel loop to compare with")
+    count = 2 * PARALLEL_MIN_AGENTS
+    threaded = _crowd_step(count, seed=4)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        serial = _crowd_step(count, seed=4)
+    finally:
+        numba.set_num_threads(threads)
+    with compiled.parallel_turn(True) as taken:
+        assert taken
+        while_busy = _crowd_step(count, seed=4)
+    assert np.array_equal(threaded, serial) and np.array_equal(threaded, while_busy)
+    monkeypatch.setattr(social_force, "PARALLEL_MIN_AGENTS", count + 1)
+    one_run = _crowd_step(count, seed=4)
+    assert not np.array_equal(one_run, threaded)  # rounding differs: the sums run in another order ...
+    assert np.allclose(one_run, threaded, rtol=0.0, atol=1e-12)  # ... by rounding only
 
 
 def test_a_dense_scene_equals_pysocialforce_s_too() -> None:
@@ -177,10 +229,11 @@ def test_a_wall_pushes_and_no_body_enters_it() -> None:
         assert 2.0 - position[0] >= 0.3 - 1e-9
 
 
+@pytest.mark.parametrize("count", [5, PARALLEL_MIN_AGENTS], ids=["few", "in parts"])
 @pytest.mark.parametrize("bad", [math.nan, math.inf])
-def test_non_finite_velocities_never_come_out(bad: float) -> None:
+def test_non_finite_velocities_never_come_out(bad: float, count: int) -> None:
     # Nothing non-finite should reach the kernel; if it did, no non-finite velocity reaches Box2D.
-    state = walking_scene(5, 3.0, seed=2)
+    state = walking_scene(count, 3.0 * math.sqrt(count / 5), seed=2)
     count = len(state)
     position, velocity = state[:, 0:2].copy(), state[:, 2:4].copy()
     velocity[0, 0] = bad
