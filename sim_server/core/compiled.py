@@ -150,6 +150,55 @@ def parallel_turn(wanted: bool) -> Iterator[bool]:
             _PARALLEL_TURN.release()
 
 
+class ThreadChoice:
+    """Whether one kernel's parallel loop should run on numba's threads or on one, learnt from how
+    long its calls took each way, lately. On a quiet machine two threads halve a large loop's
+    time; while another process keeps a core busy, a parallel loop waits for its other thread at
+    its end and can take three times as long as on one thread (the social force's pairs of 200
+    people, 2026-11-28). So each way's time per unit of work is kept as a running average, the
+    faster way taken, and the other tried again every :attr:`TRIAL_EVERY` calls (a trial's time
+    replaces that way's average, which is older than the trial). Usable only
+    where both ways give the same results (as :func:`parallel_turn`'s callers do)."""
+
+    #: Calls between trials of the way not taken (each trial may cost a call's time twice or three times over).
+    TRIAL_EVERY = 50
+    #: Weight of a call's time in its way's running average.
+    WEIGHT = 0.3
+
+    def __init__(self) -> None:
+        #: Each way's running average (s per unit of work; None: not measured yet), and its calls.
+        self._seconds: dict[bool, float | None] = {False: None, True: None}
+        self._calls = {False: 0, True: 0}
+        self._since_trial = 0
+        self._trying: bool | None = None
+
+    def parallel(self) -> bool:
+        """Whether the next call should run on the threads (the caller still asks
+        :func:`parallel_turn`, and reports the way it ran to :meth:`took`)."""
+        serial, threaded = self._seconds[False], self._seconds[True]
+        if threaded is None or serial is None:
+            return threaded is None  # each way measured first, the threads before one thread
+        faster = threaded < serial
+        self._since_trial += 1
+        if self._since_trial >= self.TRIAL_EVERY:
+            self._since_trial = 0
+            self._trying = not faster
+            return not faster
+        return faster
+
+    def took(self, parallel: bool, seconds: float, work: float) -> None:
+        """A call ran on the threads (``parallel``) or on one, in ``seconds`` for ``work`` units
+        (any measure of its size: agents, beams). The first call each way is left out: it may
+        have compiled or loaded its machine code."""
+        self._calls[parallel] += 1
+        if self._calls[parallel] == 1:
+            return
+        per_unit = seconds / max(work, 1.0)
+        average = self._seconds[parallel]
+        trial, self._trying = self._trying == parallel, None
+        self._seconds[parallel] = per_unit if average is None or trial else average + self.WEIGHT * (per_unit - average)
+
+
 @intrinsic
 def take_next(typing_context: Any, counter: Any) -> tuple:
     """In compiled code: ``counter[0]`` (an int64 array) before adding one to it, atomically. A

@@ -201,3 +201,27 @@ def test_one_parallel_loop_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compiled.numba, "get_num_threads", lambda: 1)
     with compiled.parallel_turn(True) as single_thread:
         assert not single_thread
+
+
+def test_thread_choice_takes_the_faster_way_and_tries_the_other_now_and_then() -> None:
+    """Each way is measured first (its first call left out), then the faster one is taken, the
+    other tried every TRIAL_EVERY calls; a change in which is faster is followed."""
+    choice = compiled.ThreadChoice()
+    cost = {True: 3.0, False: 1.0}  # seconds a unit: the threads slower, as on a busy host
+    ways = []
+    for _ in range(400):
+        parallel = choice.parallel()
+        ways.append(parallel)
+        choice.took(parallel, cost[parallel] * 10.0, 10.0)
+    assert ways[:2] == [True, True] and ways[2:4] == [False, False]  # each way twice: its first call left out
+    later = ways[4:]
+    assert later.count(True) == len(later) // compiled.ThreadChoice.TRIAL_EVERY  # only the trials
+    cost[True] = 0.5  # the other core is free again: the next trial switches
+    for _ in range(compiled.ThreadChoice.TRIAL_EVERY + 1):
+        parallel = choice.parallel()
+        choice.took(parallel, cost[parallel] * 10.0, 10.0)
+    recent = []
+    for _ in range(compiled.ThreadChoice.TRIAL_EVERY - 1):
+        recent.append(choice.parallel())
+        choice.took(recent[-1], cost[recent[-1]] * 10.0, 10.0)
+    assert recent.count(False) <= 1  # the threads, but for a trial of one thread

@@ -34,10 +34,12 @@ Every agent is computed in one compiled call, neighbours found through a
 from __future__ import annotations
 
 import math
+from time import perf_counter
+
 import numpy as np
 from numba import get_num_threads, prange
 
-from sim_server.core.compiled import jit, parallel_turn, take_next
+from sim_server.core.compiled import ThreadChoice, jit, parallel_turn, take_next
 from sim_server.core.format.crowd_file import SocialForceParameters
 from sim_server.core.crowd.neighbors import build_grid, cell_span
 from sim_server.core.crowd.robot_footprints import Footprints, nearest_on_footprint
@@ -348,12 +350,19 @@ def no_robots() -> tuple:
 
 #: Crowds of at least this many agents (all copies of the world together) have their pair forces
 #: computed in :data:`PAIR_PARTS` runs of rows, on numba's threads where there are several;
-#: smaller ones in one run, serially (a parallel loop's start costs more than their pairs save).
-PARALLEL_MIN_AGENTS = 256
+#: smaller ones in one run, serially. Measured on the office (in-process, 2 cores, 2026-11-28):
+#: with 1,000 people a step took 530 us on two threads against 830 on one on a quiet host, and
+#: 870-900 against 790-850 while another process kept a core busy (the threads' waiting,
+#: spinning between loops, slows the rest of the step); with 200 people the threads saved 0-15
+#: us of 105 quiet and cost up to 50 busy.
+PARALLEL_MIN_AGENTS = 512
 #: Runs of rows of a large crowd's pair forces, taken by the threads as they come for them: many
 #: more than threads, so that a thread another process keeps waiting holds up few rows; each run
 #: adds its own (count, 2) forces.
 PAIR_PARTS = 64
+#: Whether the pair forces run on the threads or on one: whichever was faster lately (the same
+#: velocities either way).
+PAIR_THREADS = ThreadChoice()
 #: Smallest side (m) of the neighbour grids' cells.
 MIN_GRID_CELL = 0.5
 
@@ -373,13 +382,18 @@ def social_force_step(params: np.ndarray, dt: float, count: int, agents: tuple, 
     """New velocities ``out[:count]`` (m/s) of agents ``0..count-1`` after one step of ``dt`` s
     (:func:`_social_force_step`, whose docstring says what each argument holds). Crowds of
     :data:`PARALLEL_MIN_AGENTS` agents or more have their pair forces computed in
-    :data:`PAIR_PARTS` parts, on numba's threads where there are several and no other parallel
-    loop runs (:func:`~sim_server.core.compiled.parallel_turn`): the velocities are the same
-    either way. Returns the next free stamp."""
+    :data:`PAIR_PARTS` parts, on numba's threads where there are several, no other parallel
+    loop runs (:func:`~sim_server.core.compiled.parallel_turn`) and the threads were faster
+    lately (:data:`PAIR_THREADS`): the velocities are the same either way. Returns the next
+    free stamp."""
     parts = PAIR_PARTS if count >= PARALLEL_MIN_AGENTS else 1
-    with parallel_turn(parts > 1) as parallel:
-        return _social_force_step(params, dt, count, agents, walking, groups, grids, wall_index, stamp, nearest, robots,
-                                  extra, out, parts, get_num_threads() if parallel else 1)
+    with parallel_turn(parts > 1 and PAIR_THREADS.parallel()) as parallel:
+        started = perf_counter()
+        stamp = _social_force_step(params, dt, count, agents, walking, groups, grids, wall_index, stamp, nearest, robots,
+                                   extra, out, parts, get_num_threads() if parallel else 1)
+        if parts > 1:
+            PAIR_THREADS.took(parallel, perf_counter() - started, count)
+    return stamp
 
 
 @jit

@@ -310,17 +310,18 @@ def test_resets_of_parts_remove_added_people_and_bring_people_back(tmp_path: Pat
     world.close()
 
 
-def test_a_large_crowd_walks_the_same_on_one_thread_or_several(tmp_path: Path) -> None:
+def test_a_large_crowd_walks_the_same_on_one_thread_or_several(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The office with more people than the social force computes in one run of rows (its pairs
     go in parts, on numba's threads where there are several), the cleaner among them: every
     person's position and the cleaner's pose are the same, to the bit, on one thread."""
     import numba
 
     from bench.crowd_scenarios import STEP_SIZE, office_world
-    from sim_server.core.crowd.social_force import PARALLEL_MIN_AGENTS
+    from sim_server.core.crowd.social_force import PAIR_THREADS, PARALLEL_MIN_AGENTS
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread here (NUMBA_NUM_THREADS): no parallel loop to compare with")
+    monkeypatch.setattr(PAIR_THREADS, "parallel", lambda: True)  # whatever was faster lately
     path = office_world(PARALLEL_MIN_AGENTS + 44, tmp_path)
 
     def walk(threads: int) -> tuple[np.ndarray, list[tuple[float, ...]]]:
