@@ -121,7 +121,7 @@ def _pair_loop(social_force: Any, arguments: tuple) -> Any:
     positions, velocities, _radii, copies, _offsets = agents
     p = social_force
     parts = p.PAIR_PARTS if count >= p.PARALLEL_MIN_AGENTS else 1
-    with compiled.parallel_turn(parts > 1) as parallel:
+    with compiled.parallel_turn(parts > 1 and numba.get_num_threads() > 1) as parallel:
         pair_loop = p._social_forces_parallel if parallel else p._social_forces_serial  # noqa: SLF001 - a look inside
         return pair_loop(
             count, positions, velocities, copies, params[p._RANGE], params[p._LAMBDA], params[p._GAMMA], params[p._N],

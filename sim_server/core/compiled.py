@@ -137,12 +137,13 @@ _PARALLEL_TURN = threading.Lock()
 
 @contextmanager
 def parallel_turn(wanted: bool) -> Iterator[bool]:
-    """Whether the caller may run a parallel loop now, for the ``with`` block: when ``wanted``,
-    numba has more than one thread and no other parallel loop of this process runs. One at a
-    time: numba's fallback thread pool (the workqueue, where OpenMP is not found) aborts the
-    process on concurrent use. A caller told no runs its loop serially, so every parallel kernel
-    gives the same results either way."""
-    allowed = wanted and numba.get_num_threads() > 1 and _PARALLEL_TURN.acquire(blocking=False)
+    """Whether the caller may run a parallel loop now, for the ``with`` block: when ``wanted`` and
+    no other parallel loop of this process runs. One at a time: numba's fallback thread pool (the
+    workqueue, where OpenMP is not found) aborts the process on concurrent use. A caller told no
+    runs its loop serially, so every parallel kernel gives the same results either way. (Callers
+    want it only where numba has several threads, :func:`numba.get_num_threads`, but to compile
+    a parallel kernel ahead.)"""
+    allowed = wanted and _PARALLEL_TURN.acquire(blocking=False)
     try:
         yield allowed
     finally:

@@ -185,10 +185,9 @@ def test_take_next_shares_every_item_out_once(monkeypatch: pytest.MonkeyPatch) -
         assert counter[0] == 1000 + threads
 
 
-def test_one_parallel_loop_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """parallel_turn says yes to one caller at a time, only to callers that want it and only with
-    several threads; the turn ends with the with block, an exception's too."""
-    monkeypatch.setattr(compiled.numba, "get_num_threads", lambda: 2)
+def test_one_parallel_loop_at_a_time() -> None:
+    """parallel_turn says yes to one caller at a time, only to callers that want it; the turn ends
+    with the with block, an exception's too."""
     with compiled.parallel_turn(True) as first, compiled.parallel_turn(True) as second:
         assert first and not second
     with pytest.raises(RuntimeError), compiled.parallel_turn(True) as failing:
@@ -198,9 +197,6 @@ def test_one_parallel_loop_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
         assert not unwanted
     with compiled.parallel_turn(True) as again:
         assert again
-    monkeypatch.setattr(compiled.numba, "get_num_threads", lambda: 1)
-    with compiled.parallel_turn(True) as single_thread:
-        assert not single_thread
 
 
 def test_thread_choice_takes_the_faster_way_and_tries_the_other_now_and_then() -> None:

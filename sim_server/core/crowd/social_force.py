@@ -387,7 +387,7 @@ def social_force_step(params: np.ndarray, dt: float, count: int, agents: tuple, 
     lately (:data:`PAIR_THREADS`): the velocities are the same either way. Returns the next
     free stamp."""
     parts = PAIR_PARTS if count >= PARALLEL_MIN_AGENTS else 1
-    with parallel_turn(parts > 1 and PAIR_THREADS.parallel()) as parallel:
+    with parallel_turn(parts > 1 and get_num_threads() > 1 and PAIR_THREADS.parallel()) as parallel:
         started = perf_counter()
         stamp = _social_force_step(params, dt, count, agents, walking, groups, grids, wall_index, stamp, nearest, robots,
                                    extra, out, parts, get_num_threads() if parallel else 1)

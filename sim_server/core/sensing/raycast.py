@@ -45,7 +45,7 @@ import numpy as np
 from numba import get_num_threads
 
 from sim_server.core import compiled
-from sim_server.core.compiled import jit, parallel_turn, typed  # noqa: F401 - jit: re-exported for older callers
+from sim_server.core.compiled import ThreadChoice, jit, parallel_turn, typed  # noqa: F401 - jit: re-exported for older callers
 from sim_server.core.sensing.ray_kernels import (
     GENERAL,
     HORIZONTAL,
@@ -86,6 +86,10 @@ PARALLEL_MIN_BEAMS = 8192
 PARALLEL_CHUNKS_PER_THREAD = 4
 #: ... of at least this many beams each (each run finds the moving shapes near its scans again).
 PARALLEL_MIN_CHUNK_BEAMS = 512
+#: Whether large batches are cast on the threads or on one: whichever was faster lately (a
+#: parallel cast waits for its slowest thread, and a thread waits for a core while another
+#: process keeps it busy).
+CAST_THREADS = ThreadChoice()
 
 
 def _axis_aligned(segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -327,9 +331,9 @@ def cast_scans(
 
     Each scan sees the static scene and those of ``shapes`` within its range. A batch of
     :data:`PARALLEL_MIN_BEAMS` beams or more is shared out among numba's threads when there are
-    several and no other parallel loop runs (:func:`~sim_server.core.compiled.parallel_turn`;
-    ``parallel``: False forbids it, True asks for it at any size); the ranges are the same
-    either way.
+    several, no other parallel loop runs (:func:`~sim_server.core.compiled.parallel_turn`) and
+    the threads were faster lately (:data:`CAST_THREADS`); ``parallel`` False forbids it, True
+    asks for it at any size and thread count. The ranges are the same either way.
 
     Returns:
         ranges: (B,) distance to the closest hit, ``inf`` for no hit within range.
@@ -339,11 +343,15 @@ def cast_scans(
     n = batch.beam_count
     ranges = np.empty(n, dtype=np.float64) if out_ranges is None else typed(out_ranges, np.float64)
     tags = np.empty(n, dtype=np.int64) if out_tags is None else typed(out_tags, np.int64)
+    chosen = parallel is None and n >= PARALLEL_MIN_BEAMS and get_num_threads() > 1  # the threads if faster lately
     if parallel is None:
-        parallel = n >= PARALLEL_MIN_BEAMS
+        parallel = chosen and CAST_THREADS.parallel()
     with parallel_turn(parallel) as parallel:
         chunks = max(min(n // PARALLEL_MIN_CHUNK_BEAMS, PARALLEL_CHUNKS_PER_THREAD * get_num_threads()), 1) if parallel else 0
+        started = perf_counter()
         _cast(chunks, batch, origins_x, origins_y, headings, scene, shapes, ranges, tags)
+        if chosen:
+            CAST_THREADS.took(parallel, perf_counter() - started, n)
     if out_ranges is not None and ranges is not out_ranges:
         out_ranges[...] = ranges  # a buffer of another type: filled all the same
         ranges = out_ranges
