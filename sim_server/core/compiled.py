@@ -43,6 +43,7 @@ A ground module of the core: it imports nothing of ``sim_server``. Read :data:`C
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import warnings
@@ -133,17 +134,36 @@ def jit_parallel(function: Callable[..., Any]) -> Callable[..., Any]:
 
 #: Held while a parallel loop runs (:func:`parallel_turn`).
 _PARALLEL_TURN = threading.Lock()
+#: Whether this process has run a parallel loop (numba's threads have started) ...
+_threads_started = False
+#: ... and whether it is a child forked from a process that had: GNU OpenMP cannot run in it
+#: (numba ends such a child: "fork() called from a process already using GNU OpenMP").
+_forked_after_threads = False
+
+
+def _forked() -> None:
+    """In a child just forked: no parallel loop here if the parent's threads had started."""
+    global _forked_after_threads
+    _forked_after_threads = _forked_after_threads or _threads_started
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 @contextmanager
 def parallel_turn(wanted: bool) -> Iterator[bool]:
-    """Whether the caller may run a parallel loop now, for the ``with`` block: when ``wanted`` and
-    no other parallel loop of this process runs. One at a time: numba's fallback thread pool (the
-    workqueue, where OpenMP is not found) aborts the process on concurrent use. A caller told no
-    runs its loop serially, so every parallel kernel gives the same results either way. (Callers
-    want it only where numba has several threads, :func:`numba.get_num_threads`, but to compile
-    a parallel kernel ahead.)"""
-    allowed = wanted and _PARALLEL_TURN.acquire(blocking=False)
+    """Whether the caller may run a parallel loop now, for the ``with`` block: when ``wanted``, no
+    other parallel loop of this process runs and the process is not a child forked (as
+    ``multiprocessing`` and Gymnasium's async vector environments do on Linux) from one that had
+    run a parallel loop. One at a time: numba's fallback thread pool (the workqueue, where
+    OpenMP is not found) aborts the process on concurrent use; and GNU OpenMP cannot run in such
+    a child (numba ends it). A caller told no runs its loop serially, so every parallel kernel
+    gives the same results either way. (Callers want it only where numba has several threads,
+    :func:`numba.get_num_threads`, but to compile a parallel kernel ahead.)"""
+    global _threads_started
+    allowed = wanted and not _forked_after_threads and _PARALLEL_TURN.acquire(blocking=False)
+    if allowed:
+        _threads_started = True
     try:
         yield allowed
     finally:

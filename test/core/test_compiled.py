@@ -9,7 +9,9 @@ import inspect
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from numba.core.dispatcher import Dispatcher
@@ -221,3 +223,65 @@ def test_thread_choice_takes_the_faster_way_and_tries_the_other_now_and_then() -
         recent.append(choice.parallel())
         choice.took(recent[-1], cost[recent[-1]] * 10.0, 10.0)
     assert recent.count(False) <= 1  # the threads, but for a trial of one thread
+
+
+FORKED_CHILD = """
+import multiprocessing
+import numpy as np
+from sim_server.core import compiled
+from sim_server.core.crowd import social_force
+from bench.social_force_oracle import walking_scene
+from sim_server.core.crowd.social_force import NO_EXTRA_FORCES, neighbour_grids, no_robots, social_force_step
+from sim_server.core.crowd.walls import WallIndex
+from sim_server.core.format.crowd_file import SocialForceParameters
+
+social_force.PAIR_THREADS.parallel = lambda: True
+count = social_force.PARALLEL_MIN_AGENTS + 10
+
+
+def step():
+    state = walking_scene(count, 40.0, seed=3)
+    position, velocity = state[:, 0:2].copy(), state[:, 2:4].copy()
+    offset = state[:, 4:6] - position
+    distance = np.linalg.norm(offset, axis=1)
+    out = np.zeros((count, 2))
+    empty = WallIndex(np.zeros((0, 4)))
+    agents = (position, velocity, np.full(count, 0.3), np.zeros(count, dtype=np.int64), np.zeros((count, 2)))
+    walking = (offset / distance[:, None], distance, np.full(count, 1.3))
+    social_force_step(SocialForceParameters().array(), 0.05, count, agents, walking,
+                      (np.full(count, -1, dtype=np.int64), 0), neighbour_grids(position, count, count, 10.0),
+                      empty.arrays(), 1, empty.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
+    return out
+
+
+def child(queue):
+    with compiled.parallel_turn(True) as allowed:
+        pass
+    queue.put((allowed, step().tolist()))
+
+
+if __name__ == "__main__":
+    parent = step()  # on the threads: OpenMP started here
+    assert compiled._threads_started
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=child, args=(queue,))
+    process.start()
+    allowed, forces = queue.get(timeout=120)
+    process.join(60)
+    assert process.exitcode == 0, process.exitcode
+    assert not allowed and np.array_equal(np.array(forces), parent)
+    print("ok")
+"""
+
+
+def test_a_child_forked_after_the_threads_started_runs_its_loops_on_one_thread() -> None:
+    """GNU OpenMP cannot run in a child forked after the parent's parallel loops (numba ends the
+    child): there parallel_turn says no, and the child's large crowd steps serially to the same
+    forces. In a fresh process, as the parent must start the threads itself."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS): no parallel loop to start")
+    done = subprocess.run([sys.executable, "-c", FORKED_CHILD], capture_output=True, text=True, timeout=300,
+                          cwd=str(Path(compiled.__file__).resolve().parents[2]))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "ok"
