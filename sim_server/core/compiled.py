@@ -111,19 +111,37 @@ load_array_functions_without_blas_check()
 CACHED = True
 
 
+#: The options each cached function was compiled with, by its file, name and line: numba's on-disk
+#: cache tells machine code by those and the signature, not by the options.
+_CACHED_OPTIONS: dict[tuple[str, str, int], dict[str, Any]] = {}
+
+
 def jit(function: Callable[..., Any], **options: Any) -> Callable[..., Any]:
     """``njit`` with :data:`JIT_OPTIONS` (and ``options``); without the on-disk cache when numba
     finds nowhere to write it (it raises at decoration then), rather than failing the import.
+
+    A function is compiled with one set of options only: numba's cache keys a function's machine
+    code by its file, name, line and signature, so a second compilation of it with other options
+    (serial and parallel, say) would load the first one's code; that raises ``ValueError`` here.
 
     Returns:
         numba's dispatcher of ``function`` (``function`` itself under ``NUMBA_DISABLE_JIT``).
     """
     global CACHED
     try:
-        return njit(**JIT_OPTIONS, **options)(function)
+        dispatcher = njit(**JIT_OPTIONS, **options)(function)
     except RuntimeError:  # "cannot cache function ...: no locator available for file ..."
         CACHED = False
         return njit(**{**JIT_OPTIONS, **options, "cache": False})(function)
+    code = getattr(function, "__code__", None)
+    if code is not None:
+        key = (code.co_filename, function.__qualname__, code.co_firstlineno)
+        if _CACHED_OPTIONS.setdefault(key, options) != options:
+            raise ValueError(
+                f"{function.__qualname__} ({code.co_filename}:{code.co_firstlineno}) compiled with {options} and "
+                f"{_CACHED_OPTIONS[key]}: numba's cache would give both the same machine code; compile two functions"
+            )
+    return dispatcher
 
 
 def jit_parallel(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -285,3 +285,17 @@ def test_a_child_forked_after_the_threads_started_runs_its_loops_on_one_thread()
                           cwd=str(Path(compiled.__file__).resolve().parents[2]))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "ok"
+
+
+def test_one_function_compiled_with_two_sets_of_options_is_refused(tmp_path: Path) -> None:
+    """numba's cache keys machine code by a function's file, name, line and signature, not by its
+    options: a serial and a parallel compilation of one function would load each other's code (the
+    parallel code loaded as serial crashed a process), so jit refuses the second."""
+    module = tmp_path / "twice_compiled.py"
+    module.write_text("def twice(x):\n    return 2 * x\n")
+    namespace: dict = {"__name__": "twice_compiled"}
+    exec(compile(module.read_text(), str(module), "exec"), namespace)
+    compiled.jit(namespace["twice"])
+    compiled.jit(namespace["twice"])  # the same options again: the same machine code, allowed
+    with pytest.raises(ValueError, match="compile two functions"):
+        compiled.jit_parallel(namespace["twice"])

@@ -304,15 +304,16 @@ def _pair_rows(first, end, positions, velocities, copies, reach, lam, gamma, n, 
 _pair_rows = jit(_pair_rows, inline="always")
 
 
-def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid, robot_grid,
-                   robots, scaling, parts, threads):  # pragma: no cover - compiled
+def _pair_runs(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid, robot_grid,
+               robots, scaling, parts, threads):  # pragma: no cover - compiled
     """The social force (before ``social_factor``) on each of agents ``0..count-1`` of everyone
     within ``reach`` (:func:`_pair_rows`; the arguments as it takes them). The agents are cut into
     ``parts`` runs of rows, each run's pairs summed into forces of its own, and those added up
     run by run: the forces are the same whatever thread computed a run, one after the other
-    (``threads`` 1 or this function compiled serially) or on numba's ``threads`` threads
-    (compiled parallel; each takes the next run left, :func:`~sim_server.core.compiled.take_next`),
-    and with one part they are the sums of a single loop over the rows."""
+    (``threads`` 1, or inlined into :func:`_social_forces_serial`) or on numba's ``threads``
+    threads (:func:`_social_forces_parallel`; each takes the next run left,
+    :func:`~sim_server.core.compiled.take_next`), and with one part they are the sums of a single
+    loop over the rows."""
     partial = np.empty((parts, count, 2))
     next_part = np.zeros(1, dtype=np.int64)
     for _thread in prange(threads):
@@ -331,10 +332,32 @@ def _social_forces(count, positions, velocities, copies, reach, lam, gamma, n, n
     return social
 
 
-#: With fastmath (no NaN or infinity reaches it: every input is finite, every division guarded,
-#: the cutoff exponent finite): about 7 % faster.
-_social_forces_serial = jit(_social_forces, fastmath=True)
-_social_forces_parallel = jit(_social_forces, parallel=True, fastmath=True)
+_pair_runs = jit(_pair_runs, inline="always")
+
+
+# Two functions, not one compiled twice: numba's on-disk cache tells a function's machine code by
+# its name, line and signature, not by its options, so a serial and a parallel compilation of one
+# function would load each other's code (the parallel one, loaded as serial, crashed the process
+# where numba's threads had not started). With fastmath (no NaN or infinity reaches them: every
+# input is finite, every division guarded, the cutoff exponent finite): about 7 % faster.
+def _social_forces_serial(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid,
+                          robot_grid, robots, scaling, parts, threads):  # pragma: no cover - compiled
+    """:func:`_pair_runs` one run after the other."""
+    return _pair_runs(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid,
+                      robot_grid, robots, scaling, parts, 1)
+
+
+_social_forces_serial = jit(_social_forces_serial, fastmath=True)
+
+
+def _social_forces_parallel(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid,
+                            robot_grid, robots, scaling, parts, threads):  # pragma: no cover - compiled
+    """:func:`_pair_runs` on ``threads`` of numba's threads."""
+    return _pair_runs(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid,
+                      robot_grid, robots, scaling, parts, threads)
+
+
+_social_forces_parallel = jit(_social_forces_parallel, fastmath=True, parallel=True)
 
 
 def robot_shapes(angles: np.ndarray, reach: float, footprints: Footprints) -> tuple:
@@ -416,7 +439,7 @@ def _social_force_step(
     (:func:`robot_shapes`); ``extra`` (count, 2) forces (m/s^2) added to each agent's
     (pedsim_ros's random and along-wall forces, :mod:`~sim_server.core.crowd.pedsim_forces`), or
     :data:`NO_EXTRA_FORCES`. The pair forces are computed in ``parts`` runs of rows
-    (:func:`_social_forces`), on ``threads`` of numba's threads where more than one. Returns the
+    (:func:`_pair_runs`), on ``threads`` of numba's threads where more than one. Returns the
     next free stamp.
     """
     positions, velocities, radii, copies, offsets = agents
