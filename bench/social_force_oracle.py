@@ -74,6 +74,24 @@ def walking_scene(count: int, size: float, seed: int) -> np.ndarray:
     return state
 
 
+def crowd_step(count: int, seed: int) -> np.ndarray:
+    """New velocities (m/s) after one step of the kernel at our defaults (pedsim's 10 m
+    neighbourhood, the cutoff; 0.05 s, no walls) of ``count`` agents walking every way in a square
+    that holds about one per 4 square metres (:func:`walking_scene`)."""
+    state = walking_scene(count, 2.0 * math.sqrt(count), seed=seed)
+    position, velocity = state[:, 0:2].copy(), state[:, 2:4].copy()
+    offset = state[:, 4:6] - position
+    distance = np.linalg.norm(offset, axis=1)
+    out = np.zeros((count, 2))
+    empty = WallIndex(np.zeros((0, 4)))
+    agents = (position, velocity, np.full(count, 0.3), np.zeros(count, dtype=np.int64), np.zeros((count, 2)))
+    walking = (offset / distance[:, None], distance, np.full(count, 1.3))
+    social_force_step(SocialForceParameters().array(), 0.05, count, agents, walking,
+                      (np.full(count, -1, dtype=np.int64), 0), neighbour_grids(position, count, count, 10.0),
+                      empty.arrays(), 1, empty.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
+    return out
+
+
 def pedsim_obstacle_force(positions: np.ndarray, segments: np.ndarray, radius: float, sigma: float) -> np.ndarray:
     """libpedsim's ``Tagent::obstacleForce`` for each of ``positions`` (N, 2; m), transcribed:
     over every obstacle ``segments`` (x1, y1, x2, y2) its ``closestPoint`` (the start where the

@@ -228,30 +228,16 @@ def test_thread_choice_takes_the_faster_way_and_tries_the_other_now_and_then() -
 FORKED_CHILD = """
 import multiprocessing
 import numpy as np
+from bench.social_force_oracle import crowd_step
 from sim_server.core import compiled
 from sim_server.core.crowd import social_force
-from bench.social_force_oracle import walking_scene
-from sim_server.core.crowd.social_force import NO_EXTRA_FORCES, neighbour_grids, no_robots, social_force_step
-from sim_server.core.crowd.walls import WallIndex
-from sim_server.core.format.crowd_file import SocialForceParameters
 
 social_force.PAIR_THREADS.parallel = lambda: True
 count = social_force.PARALLEL_MIN_AGENTS + 10
 
 
 def step():
-    state = walking_scene(count, 40.0, seed=3)
-    position, velocity = state[:, 0:2].copy(), state[:, 2:4].copy()
-    offset = state[:, 4:6] - position
-    distance = np.linalg.norm(offset, axis=1)
-    out = np.zeros((count, 2))
-    empty = WallIndex(np.zeros((0, 4)))
-    agents = (position, velocity, np.full(count, 0.3), np.zeros(count, dtype=np.int64), np.zeros((count, 2)))
-    walking = (offset / distance[:, None], distance, np.full(count, 1.3))
-    social_force_step(SocialForceParameters().array(), 0.05, count, agents, walking,
-                      (np.full(count, -1, dtype=np.int64), 0), neighbour_grids(position, count, count, 10.0),
-                      empty.arrays(), 1, empty.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
-    return out
+    return crowd_step(count, seed=3)
 
 
 def child(queue):

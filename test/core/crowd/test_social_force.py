@@ -16,7 +16,7 @@ import pytest
 
 from bench.orca_oracle import arrival_steps
 from bench.social_force_oracle import (
-    import_pysocialforce, pysocialforce_parameters, run_pysocialforce, run_social_force, walking_scene,
+    crowd_step, import_pysocialforce, pysocialforce_parameters, run_pysocialforce, run_social_force, walking_scene,
 )
 from sim_server.core import compiled
 from sim_server.core.crowd import social_force
@@ -63,22 +63,6 @@ def test_a_crowd_whose_pairs_go_in_parts_equals_pysocialforce_s_too() -> None:
     assert np.abs(theirs - ours).max() < 1e-9
 
 
-def _crowd_step(count: int, seed: int) -> np.ndarray:
-    """One kernel step (pedsim's defaults) of ``count`` agents walking every way in a square."""
-    state = walking_scene(count, 2.0 * math.sqrt(count), seed=seed)
-    position, velocity = state[:, 0:2].copy(), state[:, 2:4].copy()
-    offset = state[:, 4:6] - position
-    distance = np.linalg.norm(offset, axis=1)
-    out = np.zeros((count, 2))
-    empty = WallIndex(np.zeros((0, 4)))
-    agents = (position, velocity, np.full(count, 0.3), np.zeros(count, dtype=np.int64), np.zeros((count, 2)))
-    walking = (offset / distance[:, None], distance, np.full(count, 1.3))
-    social_force_step(SocialForceParameters().array(), 0.05, count, agents, walking,
-                      (np.full(count, -1, dtype=np.int64), 0), neighbour_grids(position, count, count, 10.0),
-                      empty.arrays(), 1, empty.nearest_map(), no_robots(), NO_EXTRA_FORCES, out)
-    return out
-
-
 def test_a_large_crowd_s_forces_are_the_same_on_one_thread_or_several(monkeypatch: pytest.MonkeyPatch) -> None:
     """A crowd of PARALLEL_MIN_AGENTS or more has its pairs computed in parts: the velocities are
     the same, to the bit, on numba's threads, on one thread, and while another parallel loop runs;
@@ -87,19 +71,19 @@ def test_a_large_crowd_s_forces_are_the_same_on_one_thread_or_several(monkeypatc
         pytest.skip("numba has one thread here (NUMBA_NUM_THREADS): no parallel loop to compare with")
     count = 2 * PARALLEL_MIN_AGENTS
     monkeypatch.setattr(social_force.PAIR_THREADS, "parallel", lambda: True)  # whatever was faster lately
-    threaded = _crowd_step(count, seed=4)
+    threaded = crowd_step(count, seed=4)
     threads = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        serial = _crowd_step(count, seed=4)
+        serial = crowd_step(count, seed=4)
     finally:
         numba.set_num_threads(threads)
     with compiled.parallel_turn(True) as taken:
         assert taken
-        while_busy = _crowd_step(count, seed=4)
+        while_busy = crowd_step(count, seed=4)
     assert np.array_equal(threaded, serial) and np.array_equal(threaded, while_busy)
     monkeypatch.setattr(social_force, "PARALLEL_MIN_AGENTS", count + 1)
-    one_run = _crowd_step(count, seed=4)
+    one_run = crowd_step(count, seed=4)
     assert not np.array_equal(one_run, threaded)  # rounding differs: the sums run in another order ...
     assert np.allclose(one_run, threaded, rtol=0.0, atol=1e-12)  # ... by rounding only
 
