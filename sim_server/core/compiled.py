@@ -32,6 +32,14 @@ that all of them compile the same way:
   the layer the tests run. An explicit ``NUMBA_THREADING_LAYER`` that would load TBB (``tbb``,
   ``safe``, ``threadsafe``, ``forksafe``) is replaced, with a warning that names it.
 
+Parallel loops (the ray caster's large batches, the social force's pairs of large crowds) run one
+at a time in a process and never in a child forked after the threads started
+(:func:`parallel_turn`); they take the threads only while these were faster lately
+(:class:`ThreadChoice`: a parallel loop waits for its slowest thread, and a thread waits for a
+core another process holds), and share their items out as the threads come for them
+(:func:`take_next`), so their results never depend on the threads. A function is compiled with
+one set of options only (:func:`jit` refuses a second): numba's cache does not tell them apart.
+
 :func:`typed` is the other half of the contract: numba compiles one specialisation per argument
 type (dtype, layout, writeability), so Python callers hand compiled functions arrays of exactly
 the type compiled, converting any other, lest a step compile anew.
