@@ -120,14 +120,14 @@ def _pair_loop(social_force: Any, arguments: tuple) -> Any:
     params, _dt, count, agents, _walking, _groups, grids, _walls, _stamp, _nearest, robots, _extra, _out = arguments
     positions, velocities, _radii, copies, _offsets = agents
     p = social_force
-    parts = p.PAIR_PARTS if count >= p.PARALLEL_MIN_AGENTS else 1
+    parts = p.pair_parts(count)
+    arguments = (count, positions, velocities, copies, params[p._RANGE], params[p._LAMBDA], params[p._GAMMA],
+                 params[p._N], params[p._N_PRIME], params[p._CUTOFF_EXPONENT], params[p._WRAP] != 0.0, grids[0],
+                 grids[1], robots, params[p._ROBOT_SCALING], parts)
     with compiled.parallel_turn(parts > 1 and numba.get_num_threads() > 1) as parallel:
-        pair_loop = p._social_forces_parallel if parallel else p._social_forces_serial  # noqa: SLF001 - a look inside
-        return pair_loop(
-            count, positions, velocities, copies, params[p._RANGE], params[p._LAMBDA], params[p._GAMMA], params[p._N],
-            params[p._N_PRIME], params[p._CUTOFF_EXPONENT], params[p._WRAP] != 0.0, grids[0], grids[1], robots,
-            params[p._ROBOT_SCALING], parts, numba.get_num_threads() if parallel else 1,
-        )
+        if parallel:
+            return p._social_forces_parallel(*arguments, numba.get_num_threads())  # noqa: SLF001 - a look inside
+        return p._social_forces_serial(*arguments)  # noqa: SLF001 - a look inside
 
 
 def _without_circles(shapes: Any, world: World) -> tuple:

@@ -54,6 +54,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -221,7 +222,8 @@ class ThreadChoice:
 
     def parallel(self) -> bool:
         """Whether the next call should run on the threads (the caller still asks
-        :func:`parallel_turn`, and reports the way it ran to :meth:`took`)."""
+        :func:`parallel_turn`, and reports the way it ran to :meth:`took`; :meth:`turn` does all
+        three)."""
         serial, threaded = self._seconds[False], self._seconds[True]
         if threaded is None or serial is None:
             return threaded is None  # each way measured first, the threads before one thread
@@ -232,6 +234,17 @@ class ThreadChoice:
             self._trying = not faster
             return not faster
         return faster
+
+    @contextmanager
+    def turn(self, work: float) -> Iterator[bool]:
+        """For the ``with`` block: whether its parallel loop runs on the threads (those were
+        faster lately, :meth:`parallel`, and :func:`parallel_turn` allows it); the block's time
+        then counts for the way it ran (:meth:`took`), over ``work`` units (agents, beams). A block
+        that raises counts for nothing."""
+        with parallel_turn(self.parallel()) as parallel:
+            started = time.perf_counter()
+            yield parallel
+            self.took(parallel, time.perf_counter() - started, work)
 
     def took(self, parallel: bool, seconds: float, work: float) -> None:
         """A call ran on the threads (``parallel``) or on one, in ``seconds`` for ``work`` units

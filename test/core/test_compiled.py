@@ -285,3 +285,19 @@ def test_one_function_compiled_with_two_sets_of_options_is_refused(tmp_path: Pat
     compiled.jit(namespace["twice"])  # the same options again: the same machine code, allowed
     with pytest.raises(ValueError, match="compile two functions"):
         compiled.jit_parallel(namespace["twice"])
+
+
+def test_a_thread_choice_s_turn_counts_its_block_for_the_way_it_ran() -> None:
+    """turn asks the choice, takes parallel_turn and counts the block's time for the way it ran;
+    a block that raises counts for nothing, and its turn is given back."""
+    choice = compiled.ThreadChoice()
+    with choice.turn(10.0) as parallel:
+        assert parallel  # the threads are measured first
+        with compiled.parallel_turn(True) as other:
+            assert not other  # the turn is held for the block
+    assert choice._calls == {True: 1, False: 0}  # noqa: SLF001 - the counts are the point
+    with pytest.raises(RuntimeError), choice.turn(10.0):
+        raise RuntimeError("a loop that failed")
+    assert choice._calls == {True: 1, False: 0}  # noqa: SLF001
+    with compiled.parallel_turn(True) as again:
+        assert again

@@ -34,12 +34,12 @@ Every agent is computed in one compiled call, neighbours found through a
 from __future__ import annotations
 
 import math
-from time import perf_counter
+from contextlib import nullcontext
 
 import numpy as np
 from numba import get_num_threads, prange
 
-from sim_server.core.compiled import ThreadChoice, jit, parallel_turn, take_next
+from sim_server.core.compiled import ThreadChoice, jit, take_next
 from sim_server.core.format.crowd_file import SocialForceParameters
 from sim_server.core.crowd.neighbors import build_grid, cell_span
 from sim_server.core.crowd.robot_footprints import Footprints, nearest_on_footprint
@@ -341,7 +341,7 @@ _pair_runs = jit(_pair_runs, inline="always")
 # where numba's threads had not started). With fastmath (no NaN or infinity reaches them: every
 # input is finite, every division guarded, the cutoff exponent finite): about 7 % faster.
 def _social_forces_serial(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid,
-                          robot_grid, robots, scaling, parts, threads):  # pragma: no cover - compiled
+                          robot_grid, robots, scaling, parts):  # pragma: no cover - compiled
     """:func:`_pair_runs` one run after the other."""
     return _pair_runs(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap, grid,
                       robot_grid, robots, scaling, parts, 1)
@@ -409,14 +409,17 @@ def social_force_step(params: np.ndarray, dt: float, count: int, agents: tuple, 
     loop runs (:func:`~sim_server.core.compiled.parallel_turn`) and the threads were faster
     lately (:data:`PAIR_THREADS`): the velocities are the same either way. Returns the next
     free stamp."""
-    parts = PAIR_PARTS if count >= PARALLEL_MIN_AGENTS else 1
-    with parallel_turn(parts > 1 and get_num_threads() > 1 and PAIR_THREADS.parallel()) as parallel:
-        started = perf_counter()
-        stamp = _social_force_step(params, dt, count, agents, walking, groups, grids, wall_index, stamp, nearest, robots,
-                                   extra, out, parts, get_num_threads() if parallel else 1)
-        if parts > 1:
-            PAIR_THREADS.took(parallel, perf_counter() - started, count)
-    return stamp
+    parts = pair_parts(count)
+    turn = PAIR_THREADS.turn(count) if parts > 1 and get_num_threads() > 1 else nullcontext(False)
+    with turn as parallel:
+        return _social_force_step(params, dt, count, agents, walking, groups, grids, wall_index, stamp, nearest, robots,
+                                  extra, out, parts, get_num_threads() if parallel else 1)
+
+
+def pair_parts(count: int) -> int:
+    """Runs of rows of the pair forces of a crowd of ``count`` agents (:data:`PAIR_PARTS` from
+    :data:`PARALLEL_MIN_AGENTS`, else one)."""
+    return PAIR_PARTS if count >= PARALLEL_MIN_AGENTS else 1
 
 
 @jit
@@ -475,7 +478,7 @@ def _social_force_step(
                                          grids[0], grids[1], robots, params[_ROBOT_SCALING], parts, threads)
     else:
         social = _social_forces_serial(count, positions, velocities, copies, reach, lam, gamma, n, n_prime, cutoff, wrap,
-                                       grids[0], grids[1], robots, params[_ROBOT_SCALING], parts, 1)
+                                       grids[0], grids[1], robots, params[_ROBOT_SCALING], parts)
     for i in range(count):
         xi, yi = positions[i, 0], positions[i, 1]
         vxi, vyi = velocities[i, 0], velocities[i, 1]

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Callable
@@ -343,15 +344,13 @@ def cast_scans(
     n = batch.beam_count
     ranges = np.empty(n, dtype=np.float64) if out_ranges is None else typed(out_ranges, np.float64)
     tags = np.empty(n, dtype=np.int64) if out_tags is None else typed(out_tags, np.int64)
-    chosen = parallel is None and n >= PARALLEL_MIN_BEAMS and get_num_threads() > 1  # the threads if faster lately
-    if parallel is None:
-        parallel = chosen and CAST_THREADS.parallel()
-    with parallel_turn(parallel) as parallel:
+    if parallel is None and n >= PARALLEL_MIN_BEAMS and get_num_threads() > 1:
+        turn = CAST_THREADS.turn(n)  # the threads if they were faster lately
+    else:
+        turn = parallel_turn(True) if parallel else nullcontext(False)
+    with turn as parallel:
         chunks = max(min(n // PARALLEL_MIN_CHUNK_BEAMS, PARALLEL_CHUNKS_PER_THREAD * get_num_threads()), 1) if parallel else 0
-        started = perf_counter()
         _cast(chunks, batch, origins_x, origins_y, headings, scene, shapes, ranges, tags)
-        if chosen:
-            CAST_THREADS.took(parallel, perf_counter() - started, n)
     if out_ranges is not None and ranges is not out_ranges:
         out_ranges[...] = ranges  # a buffer of another type: filled all the same
         ranges = out_ranges
