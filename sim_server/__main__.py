@@ -71,8 +71,6 @@ def main(argv: list[str] | None = None) -> int:
                 # now, for lasers spawned later.
                 warm_up(logger.info)
             signals.on_stop = node.request_stop  # from here a stop signal ends the loop at its tick
-            if signals.requested:  # a signal while loading whose Interrupted was lost: raised
-                node.request_stop()  # inside a C callback (numba writing its cache), which Python drops
             logger.info(
                 f'loaded world "{node.params.world_path}": {len(node.world.layers)} layer(s), '
                 f"{len(node.world.models)} model(s); step {node.params.step_size} s, "

@@ -10,7 +10,10 @@
   (:attr:`StopSignals.requested`: the program's loop ends early and cleanly, exit 0); inside
   :meth:`StopSignals.interrupting` it also raises :class:`Interrupted` into what runs there
   (loading a world, a user's script), so nothing that takes long or never returns holds the
-  end.
+  end. A signal that lands inside an import is raised once the import is done (at most
+  :data:`IMPORT_WAIT` s later): raised inside one, it can reach C code that turns it into another
+  error and prints it (numba's extension modules: "ImportError: numba._devicearray failed to
+  import"). However the block is left after a signal came, it is left with :class:`Interrupted`.
 * Once the orderly end has begun (:meth:`StopSignals.end`, and from leaving the ``with``) a
   second or third signal changes nothing.
 * Leaving the ``with``, a program of the command line keeps the stop signals ignored until the
@@ -26,11 +29,13 @@ handler (the program's own stay).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
 import sys
 import threading
+import time
 from types import FrameType, TracebackType
 from typing import Any, Callable, Iterator
 
@@ -38,11 +43,27 @@ from typing import Any, Callable, Iterator
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: The exit code of a program stopped by a signal: it did what it was asked to, up to then.
 EXIT_STOPPED = 0
+#: The longest a stop signal's :class:`Interrupted` waits for an import to end, s (an import
+#: that takes longer, a module that never finishes loading, is interrupted all the same).
+IMPORT_WAIT = 2.0
+#: How often a waiting :class:`Interrupted` looks again whether the import has ended, s.
+IMPORT_RECHECK = 0.01
+#: The files of the frames of Python's import system (frozen modules).
+_IMPORT_FILES = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 
 
 class Interrupted(BaseException):
     """A stop signal, raised into what runs inside :meth:`StopSignals.interrupting` (a
     ``BaseException``, as ``KeyboardInterrupt``: code that catches ``Exception`` lets it pass)."""
+
+
+def _inside_import(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs inside an import (a frame of Python's import system calls it)."""
+    while frame is not None:
+        if frame.f_code.co_filename in _IMPORT_FILES:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _exit_at_once(signum: int, frame: FrameType | None) -> None:
@@ -74,6 +95,10 @@ class StopSignals:
         self.on_stop: Callable[[], None] | None = None
         self._interrupting = False
         self._ending = False
+        #: When the Interrupted of a signal first waited for an import to end (monotonic s), or None.
+        self._waiting_since: float | None = None
+        #: The next call of the handler looks again at a waiting Interrupted (no new signal).
+        self._rechecking = False
         self._previous: dict[int, Any] = {}
         self._previous_hook: Callable[[Any], None] | None = None
 
@@ -85,33 +110,69 @@ class StopSignals:
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         if self._ending:
             return
-        self.received.append(signum)
-        if self.on_stop is not None:
-            self.on_stop()
-        if self._interrupting:
-            self._interrupting = False  # one Interrupted a block: the first unwinds it
-            raise Interrupted()
+        if self._rechecking:  # called by _recheck: the signal was noted already
+            self._rechecking = False
+        else:
+            self.received.append(signum)
+            if self.on_stop is not None:
+                self.on_stop()
+        if not self._interrupting:
+            return
+        now = time.monotonic()
+        if self._waiting_since is None:
+            self._waiting_since = now
+        if _inside_import(frame) and now - self._waiting_since < IMPORT_WAIT:
+            timer = threading.Timer(IMPORT_RECHECK, self._recheck, args=(signum,))
+            timer.daemon = True
+            timer.start()
+            return
+        self._interrupting = False  # one Interrupted a block: the first unwinds it
+        self._waiting_since = None
+        raise Interrupted()
+
+    def _recheck(self, signum: int) -> None:
+        """(Another thread.) Call the handler again in the main thread, which raises the
+        waiting :class:`Interrupted` if the import has ended (Python calls no handler that is
+        no longer this one's)."""
+        if self._interrupting and not self._ending:
+            self._rechecking = True
+            _thread.interrupt_main(signum)
 
     @contextlib.contextmanager
     def interrupting(self) -> Iterator[None]:
         """Inside, a stop signal also raises :class:`Interrupted` (one that came before raises
         it at once). Catch it outside the block too: it may be raised as the block is left.
 
-        Raised inside a callback from C code (a library calling back into Python) the exception
-        may be lost; :attr:`requested` still says the signal came.
+        A block left after a stop signal came is left with :class:`Interrupted`, however it
+        ended: an Interrupted raised inside a callback from C code (a library calling back into
+        Python) is lost there, and C code may turn it into an error of its own; the error is
+        then the stop's doing (it is the Interrupted's ``__context__``).
         """
         if self.received and not self._ending:
             raise Interrupted()
         self._interrupting = not self._ending
+        noted = len(self.received)
         try:
             yield
+        except Interrupted:
+            raise
+        except BaseException:
+            if len(self.received) > noted:
+                raise Interrupted() from None
+            raise
+        else:
+            if len(self.received) > noted:
+                raise Interrupted()
         finally:
             self._interrupting = False
+            self._waiting_since = None
 
     def end(self) -> None:
         """The orderly end begins: from now on stop signals change nothing."""
         self._ending = True
         self._interrupting = False
+        self._waiting_since = None
+        self._rechecking = False
 
     def _unraisable(self, unraisable: Any) -> None:
         """An :class:`Interrupted` that Python could not raise (in a C callback) is no error:

@@ -181,10 +181,68 @@ def test_an_interrupt_lost_in_a_c_callback_prints_nothing(own_handlers, capfd) -
         _deliver(signal.SIGINT)
 
     with StopSignals(command_line=False) as signals:
-        with signals.interrupting():
-            callback()
+        with pytest.raises(Interrupted):  # as the block is left
+            with signals.interrupting():
+                callback()
         assert signals.requested
     assert capfd.readouterr().err == ""
+
+
+def test_an_error_made_of_a_lost_interrupt_leaves_the_block_as_interrupted(own_handlers) -> None:
+    """C code that turns the exception into an error of its own (numba's extension modules
+    raise ImportError) does not make the stop an error."""
+    @ctypes.CFUNCTYPE(None)
+    def callback() -> None:
+        _deliver(signal.SIGTERM)
+
+    with StopSignals(command_line=False) as signals:
+        with pytest.raises(Interrupted) as raised:
+            with signals.interrupting():
+                callback()
+                raise ImportError("numba._devicearray failed to import")
+    assert isinstance(raised.value.__context__, ImportError)
+    with StopSignals(command_line=False) as signals:  # without a signal an error stays itself
+        with pytest.raises(ImportError):
+            with signals.interrupting():
+                raise ImportError("a module that is not there")
+
+
+def _module_that_signals(folder: Path, name: str, then: str) -> None:
+    """A module whose import sends SIGINT to this process, then runs ``then``."""
+    (folder / f"{name}.py").write_text(f"import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n{then}\nWHOLE = True\n")
+
+
+def _wait_for_interrupt(what: str) -> None:
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        time.sleep(0.001)
+    pytest.fail(f"not interrupted {what} within {PATIENCE:g} s")
+
+
+def test_a_signal_inside_an_import_interrupts_once_the_import_is_done(own_handlers, tmp_path, monkeypatch) -> None:
+    """Raised inside an import, Interrupted could reach C code that prints it and raises an
+    error of its own; it waits for the import to end."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _module_that_signals(tmp_path, "signals_while_imported", "import json")
+    with StopSignals(command_line=False) as signals:
+        with pytest.raises(Interrupted):
+            with signals.interrupting():
+                import signals_while_imported  # noqa: F401
+                _wait_for_interrupt("after the import")
+        assert signals.received == [signal.SIGINT]
+    assert sys.modules["signals_while_imported"].WHOLE
+
+
+def test_an_import_that_takes_too_long_is_interrupted_all_the_same(own_handlers, tmp_path, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("sim_server.stop_signals.IMPORT_WAIT", 0.05)
+    _module_that_signals(tmp_path, "never_done_importing", f"import time\nend = time.monotonic() + {PATIENCE}\nwhile time.monotonic() < end: time.sleep(0.001)")
+    with StopSignals(command_line=False) as signals:
+        with pytest.raises(Interrupted):
+            with signals.interrupting():
+                import never_done_importing  # noqa: F401
+        assert signals.received == [signal.SIGINT]
+    assert "never_done_importing" not in sys.modules
 
 
 def test_from_another_thread_no_handler_changes(own_handlers) -> None:
