@@ -249,6 +249,7 @@ def test_signals_while_the_node_records_leave_a_whole_recording(tmp_path: Path, 
     world_path = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
     watched = Watched(["-m", "sim_server", "--ros-args", "-p", f"world_path:={world_path}", "-p", "update_rate:=0",
                        "-p", f"foxglove_record:={out}"], REPO_ROOT, merge=True)
+    watched.until(lambda: watched.said("loaded world"), "loaded")  # a stop while loading records nothing
     watched.until(file_of_size(lambda: list(tmp_path.glob(".run.partial-*"))), "recording")
     watched.signal(number, count)
     code, said, _ = watched.finish()
@@ -258,6 +259,31 @@ def test_signals_while_the_node_records_leave_a_whole_recording(tmp_path: Path, 
     with out.open("rb") as stream:
         summary = make_reader(stream).get_summary()
     assert summary.statistics.channel_message_counts
+
+
+def test_a_stop_as_the_node_starts_recording_leaves_the_name_as_it_was(tmp_path: Path) -> None:
+    """A stop signal as soon as the recording's file is opened (the node still loading, its
+    live view being made): exit 0, nothing hidden is left and the name keeps what it had, or
+    (a signal that came after loading) holds a whole recording."""
+    from mcap.reader import make_reader
+
+    from test.test_stop_signals import Watched, file_of_size
+
+    out = tmp_path / "run.mcap"
+    out.write_bytes(b"what was there")
+    world_path = REPO_ROOT / "config" / "worlds" / "crowd" / "world.yaml"
+    watched = Watched(["-m", "sim_server", "--ros-args", "-p", f"world_path:={world_path}", "-p", "update_rate:=0",
+                       "-p", f"foxglove_record:={out}"], REPO_ROOT, merge=True)
+    watched.until(file_of_size(lambda: list(tmp_path.glob(".run.partial-*"))), "opening the recording")
+    watched.signal(signal.SIGINT)
+    code, said, _ = watched.finish()
+    assert code == 0, said
+    assert "Traceback" not in said and "ERROR" not in said, said
+    assert [p.name for p in tmp_path.iterdir()] == ["run.mcap"]
+    if out.read_bytes() != b"what was there":
+        with out.open("rb") as stream:
+            counts = make_reader(stream).get_summary().statistics.channel_message_counts
+        assert counts, said
 
 
 def test_a_full_disk_stops_only_the_node_s_recording_with_one_error_line(tmp_path: Path) -> None:

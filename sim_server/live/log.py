@@ -80,7 +80,6 @@ def record_mcap(
         raise LogError(str(error)) from None
     with view:
         try:
-            view.publish()  # the world as it starts
             for _ in range(steps):
                 if view.record_error is not None:
                     break

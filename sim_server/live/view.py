@@ -106,8 +106,9 @@ class LiveView:
         port: the TCP port (0: any free one, see :attr:`port`); None: no server, only ``record``.
         rate: updates (scene, transforms) a second of sim time (Hz); clients get at most as many
             a second of wall time.
-        record: an MCAP file to write the same channels to: ``rate`` updates a second of sim
-            time and every scan, however fast the run. It is written beside its name and put
+        record: an MCAP file to write the same channels to: the world as it is when the view
+            is made, then ``rate`` updates a second of sim time and every scan, however fast
+            the run. It is written beside its name and put
             there (replacing what was) once complete: when the next file begins or the view
             closes (:mod:`sim_server.live.files`).
         record_max_bytes: a recording's file holds about this many bytes; then the next begins
@@ -198,11 +199,20 @@ class LiveView:
                     )
                 except Exception as exc:  # the SDK's error for a port in use or a bad address
                     raise ValueError(f"cannot serve on {host}:{port}: {exc}") from None
-        except BaseException:
+            world.after_step_hooks.append(self._after_step)
+            self._closed = False
+            if self._log is not None:  # a recording begins with the world as it is (whole, however soon it ends)
+                self._next_ns = world.time.time_ns + self.period_ns
+                self._log.update()
+                self.updates += 1
+                self._want_scans()
+                if self._files.failed:
+                    self._recording_failed()
+        except BaseException:  # a stop signal too: nothing is left half made, the name keeps what it had
+            if self._files is not None:
+                self._files.discard()
             self.close()
             raise
-        world.after_step_hooks.append(self._after_step)
-        self._closed = False
 
     @property
     def port(self) -> int | None:

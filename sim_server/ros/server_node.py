@@ -109,18 +109,23 @@ class SimServerNode(Node):
         self._stop_requested = False
         self._log_handler = logging_bridge.attach(self)
         try:
-            self.params: ServerParameters = declare_server_parameters(self)
-            self.world = World.from_file(
-                self.params.world_path,
-                self.params.step_size,
-                YamlPreprocessor(self.lookup_parameter),
-                ros_node=self,
-                seed=self.params.seed,
-                enable_levels=self.params.enable_levels,
-            )
-        except Exception:
+            self._make(live_view)
+        except BaseException:  # a world that does not load, a stop signal meanwhile: nothing is left half made
             self.destroy_node()
             raise
+
+    def _make(self, live_view: "Callable[[SimServerNode], LiveViewPart | None] | None") -> None:
+        """The world, its publishers, services and live view (``__init__``'s caller releases
+        what was made if this raises)."""
+        self.params: ServerParameters = declare_server_parameters(self)
+        self.world = World.from_file(
+            self.params.world_path,
+            self.params.step_size,
+            YamlPreprocessor(self.lookup_parameter),
+            ros_node=self,
+            seed=self.params.seed,
+            enable_levels=self.params.enable_levels,
+        )
         self._clock_publisher = self.create_publisher(Clock, "/clock", 10)
         self._clock_listened = SubscriberCheck(self._clock_publisher)
         #: Wall seconds between /clock messages at least (0: every step), the earliest time of
@@ -131,11 +136,7 @@ class SimServerNode(Node):
         self._clock_wall: Callable[[], float] = time.monotonic  # the throttle's clock (tests replace it)
         self.world.after_step_hooks.insert(0, self._publish_clock)
         self.world.time.paused = self.params.start_paused
-        try:
-            self.live_view = live_view(self) if live_view is not None else self._no_live_view()
-        except Exception:
-            self.destroy_node()
-            raise
+        self.live_view = live_view(self) if live_view is not None else self._no_live_view()
         self.world_services = WorldServices(self, self.world, self._on_pause_changed)
         self.world_control = WorldControl(self, self.world, self.step_once, self._after_reset)
         self.standard_interface = self._standard_interface()

@@ -121,7 +121,7 @@ def test_nothing_is_built_for_nobody(world: World, monkeypatch) -> None:
 def test_a_recording_holds_every_channel_and_replays_the_run(world: World, tmp_path: Path) -> None:
     path = tmp_path / "run.mcap"
     with LiveView(world, port=None, record=path, rate=20.0):
-        world.step(200)  # 1 s of sim time: 20 updates
+        world.step(200)  # 1 s of sim time: the start and 20 updates
     with path.open("rb") as stream:
         reader = make_reader(stream)
         summary = reader.get_summary()
@@ -129,9 +129,32 @@ def test_a_recording_holds_every_channel_and_replays_the_run(world: World, tmp_p
         assert topics == {"/scene", "/scene/static", "/tf", "/scan", "/image_raw", "/odometry/filtered",
                           "/odometry/ground_truth"}
         counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
-        assert counts["/tf"] == 20 and counts["/scan"] == 40  # every scan of the 40 Hz laser
+        assert counts["/tf"] == 21 and counts["/scan"] == 40  # every scan of the 40 Hz laser
         times = [message.log_time for _, _, message in reader.iter_messages(topics=["/tf"])]
-    assert times == sorted(times) and times[0] == 5_000_000 and times[-1] == 955_000_000  # sim time (ns) after each step sent
+    assert times == list(range(0, 1_000_000_001, 50_000_000))  # sim time (ns): the start, then every 1/20 s
+
+
+def test_a_recording_ended_before_any_step_holds_the_world_as_it_began(world: World, tmp_path: Path) -> None:
+    """A run stopped at once (a stop signal as the server starts, a paused world) still leaves
+    a whole recording: the scene and the tree at the start time."""
+    path = tmp_path / "run.mcap"
+    world.time.paused = True
+    with LiveView(world, port=None, record=path) as view:
+        assert view.updates == 1
+    with path.open("rb") as stream:
+        summary = make_reader(stream).get_summary()
+    counts = {summary.channels[c].topic: n for c, n in summary.statistics.channel_message_counts.items()}
+    assert counts["/scene"] == counts["/scene/static"] == counts["/tf"] == 1
+    assert summary.statistics.message_start_time == summary.statistics.message_end_time == 0
+
+
+def test_a_view_that_cannot_start_leaves_the_recording_s_name_as_it_was(world: World, tmp_path: Path) -> None:
+    path = tmp_path / "run.mcap"
+    path.write_bytes(b"what was there")
+    with LiveView(world, port=0) as first:
+        with pytest.raises(ValueError, match="cannot serve on"):
+            LiveView(world, port=first.port, record=path)
+    assert path.read_bytes() == b"what was there" and [p.name for p in tmp_path.iterdir()] == ["run.mcap"]
 
 
 def test_a_recording_in_ros2_encoding_is_what_ros_tools_read(world: World, tmp_path: Path) -> None:
