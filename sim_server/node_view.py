@@ -107,8 +107,12 @@ def live_view_of(node: "SimServerNode") -> LiveView | None:
         )
     except ValueError as error:
         raise ConfigError(f"live view (parameters foxglove_*): {error}") from None
-    if view.url is not None:
-        node.get_logger().info(f"live view: in Foxglove, open connection {view.url} (listening on {params.foxglove_address})")
-    if params.foxglove_record:
-        node.get_logger().info(f"live view: recording to {params.foxglove_record}")
+    try:
+        if view.url is not None:
+            node.get_logger().info(f"live view: in Foxglove, open connection {view.url} (listening on {params.foxglove_address})")
+        if params.foxglove_record:
+            node.get_logger().info(f"live view: recording to {params.foxglove_record}")
+    except BaseException:  # a stop signal meanwhile: the node never gets the view, so it is closed here
+        view.close()
+        raise
     return view

@@ -10,10 +10,14 @@
   (:attr:`StopSignals.requested`: the program's loop ends early and cleanly, exit 0); inside
   :meth:`StopSignals.interrupting` it also raises :class:`Interrupted` into what runs there
   (loading a world, a user's script), so nothing that takes long or never returns holds the
-  end. A signal that lands inside an import is raised once the import is done (at most
-  :data:`IMPORT_WAIT` s later): raised inside one, it can reach C code that turns it into another
-  error and prints it (numba's extension modules: "ImportError: numba._devicearray failed to
-  import"). However the block is left after a signal came, it is left with :class:`Interrupted`.
+  end. It is raised only where this project's code (or a user's script) runs: a signal that
+  lands inside an import, a library (a package of ``site-packages``) or a function of ours that
+  C code called back (:mod:`sim_server.core.called_from_c`) is raised once that has returned (at
+  most :data:`LIBRARY_WAIT` s later). Raised inside one, it can reach C code that
+  turns it into an error of its own and prints it (numba's extension modules: "ImportError:
+  numba._devicearray failed to import"), or leave a library's object half made (llvmlite's, whose
+  ``__del__`` then fails). However the block is left after a signal came, it is left with
+  :class:`Interrupted`.
 * Once the orderly end has begun (:meth:`StopSignals.end`, and from leaving the ``with``) a
   second or third signal changes nothing.
 * Leaving the ``with``, a program of the command line keeps the stop signals ignored until the
@@ -43,13 +47,17 @@ from typing import Any, Callable, Iterator
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: The exit code of a program stopped by a signal: it did what it was asked to, up to then.
 EXIT_STOPPED = 0
-#: The longest a stop signal's :class:`Interrupted` waits for an import to end, s (an import
-#: that takes longer, a module that never finishes loading, is interrupted all the same).
-IMPORT_WAIT = 2.0
-#: How often a waiting :class:`Interrupted` looks again whether the import has ended, s.
-IMPORT_RECHECK = 0.01
-#: The files of the frames of Python's import system (frozen modules).
-_IMPORT_FILES = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+#: The longest a stop signal's :class:`Interrupted` waits for an import or a library to return,
+#: s (one that takes longer, a module that never finishes loading, is interrupted all the same).
+LIBRARY_WAIT = 2.0
+#: How often a waiting :class:`Interrupted` looks again whether it may be raised, s.
+RECHECK = 0.01
+#: Folders of the packages of libraries (third-party code), as parts of a path.
+_LIBRARY_FOLDERS = frozenset({"site-packages", "dist-packages"})
+#: The module that knows the functions C code calls back.
+_CALLED_FROM_C = "sim_server.core.called_from_c"
+#: This project's packages (their folders, with a trailing separator), found on first use.
+_own_folders: tuple[str, ...] | None = None
 
 
 class Interrupted(BaseException):
@@ -57,13 +65,48 @@ class Interrupted(BaseException):
     ``BaseException``, as ``KeyboardInterrupt``: code that catches ``Exception`` lets it pass)."""
 
 
-def _inside_import(frame: FrameType | None) -> bool:
-    """Whether ``frame`` runs inside an import (a frame of Python's import system calls it)."""
+def _depth(frame: FrameType | None) -> int:
+    """The frames from ``frame`` out to the bottom of the stack."""
+    depth = 0
     while frame is not None:
-        if frame.f_code.co_filename in _IMPORT_FILES:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
+def _library_code(filename: str) -> bool:
+    """Whether code of ``filename`` is an import's or a library's: frozen modules (Python's
+    import system, ``<frozen ...>``) and packages installed in ``site-packages`` other than this
+    project's."""
+    global _own_folders
+    if filename.startswith("<"):
+        return True
+    if _own_folders is None:
+        import importlib.util
+
+        found = [importlib.util.find_spec(name) for name in ("sim_server", "sim_plugins")]
+        _own_folders = tuple(os.path.dirname(spec.origin) + os.sep for spec in found if spec is not None and spec.origin)
+    if filename.startswith(_own_folders):
+        return False
+    return not _LIBRARY_FOLDERS.isdisjoint(filename.split(os.sep))
+
+
+def _inside_library(frame: FrameType | None, frames: int) -> bool:
+    """Whether one of the ``frames`` innermost frames from ``frame`` out runs library code."""
+    while frame is not None and frames > 0:
+        if _library_code(frame.f_code.co_filename):
             return True
         frame = frame.f_back
+        frames -= 1
     return False
+
+
+def _called_from_c(frame: FrameType | None, frames: int) -> bool:
+    """Whether one of the ``frames`` innermost frames from ``frame`` out runs a function that C
+    code called back (:mod:`sim_server.core.called_from_c`; none is marked before that module is
+    imported, and this module, imported before the slow imports, does not import it)."""
+    marks = sys.modules.get(_CALLED_FROM_C)
+    return marks is not None and marks.runs_called_from_c(frame, frames)
 
 
 def _exit_at_once(signum: int, frame: FrameType | None) -> None:
@@ -95,8 +138,10 @@ class StopSignals:
         self.on_stop: Callable[[], None] | None = None
         self._interrupting = False
         self._ending = False
-        #: When the Interrupted of a signal first waited for an import to end (monotonic s), or None.
+        #: When the Interrupted of a signal first waited for library code (monotonic s), or None.
         self._waiting_since: float | None = None
+        #: The depth of the frame running the ``interrupting`` block (its frames are deeper).
+        self._block_depth = 0
         #: The next call of the handler looks again at a waiting Interrupted (no new signal).
         self._rechecking = False
         self._previous: dict[int, Any] = {}
@@ -121,8 +166,10 @@ class StopSignals:
         now = time.monotonic()
         if self._waiting_since is None:
             self._waiting_since = now
-        if _inside_import(frame) and now - self._waiting_since < IMPORT_WAIT:
-            timer = threading.Timer(IMPORT_RECHECK, self._recheck, args=(signum,))
+        inside = _depth(frame) - self._block_depth
+        waits = _inside_library(frame, inside) or _called_from_c(frame, inside)
+        if waits and now - self._waiting_since < LIBRARY_WAIT:
+            timer = threading.Timer(RECHECK, self._recheck, args=(signum,))
             timer.daemon = True
             timer.start()
             return
@@ -132,8 +179,8 @@ class StopSignals:
 
     def _recheck(self, signum: int) -> None:
         """(Another thread.) Call the handler again in the main thread, which raises the
-        waiting :class:`Interrupted` if the import has ended (Python calls no handler that is
-        no longer this one's)."""
+        waiting :class:`Interrupted` if the library code has returned (Python calls no handler
+        that is no longer this one's)."""
         if self._interrupting and not self._ending:
             self._rechecking = True
             _thread.interrupt_main(signum)
@@ -151,6 +198,7 @@ class StopSignals:
         if self.received and not self._ending:
             raise Interrupted()
         self._interrupting = not self._ending
+        self._block_depth = _depth(sys._getframe(2))  # (this generator, contextlib's __enter__, the block)
         noted = len(self.received)
         try:
             yield

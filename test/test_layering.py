@@ -55,7 +55,7 @@ PROGRAMS = {"sim_server.__main__", "sim_server.demo", "sim_server.node_view", "s
 #: The core's layers, lowest first; the units of one layer are siblings and do not import each
 #: other. A unit is a ground module or a subpackage of sim_server.core; "" is the package itself.
 CORE_LAYERS = (
-    ("errors", "geometry", "compiled"),
+    ("errors", "geometry", "compiled", "called_from_c"),
     ("limits",),
     ("timing", "motion", "random_streams"),
     ("format",),

@@ -219,6 +219,30 @@ def _wait_for_interrupt(what: str) -> None:
     pytest.fail(f"not interrupted {what} within {PATIENCE:g} s")
 
 
+def test_a_signal_inside_a_function_c_calls_back_interrupts_once_it_returned(own_handlers) -> None:
+    """A function of ours that C code calls back (the MCAP writer's sink, say) is marked; the
+    Interrupted waits until C has it back, so the C code sees no failure."""
+    from sim_server.core.called_from_c import called_from_c
+
+    finished: list[bool] = []
+
+    @called_from_c
+    def write() -> None:
+        _deliver(signal.SIGINT)
+        for _ in range(1000):
+            pass
+        finished.append(True)
+
+    callback = ctypes.CFUNCTYPE(None)(write)
+    with StopSignals(command_line=False) as signals:
+        with pytest.raises(Interrupted):
+            with signals.interrupting():
+                callback()
+                finished.append("returned")
+                _wait_for_interrupt("after the callback returned")
+    assert finished == [True, "returned"]  # (an error inside the block would leave it as Interrupted)
+
+
 def test_a_signal_inside_an_import_interrupts_once_the_import_is_done(own_handlers, tmp_path, monkeypatch) -> None:
     """Raised inside an import, Interrupted could reach C code that prints it and raises an
     error of its own; it waits for the import to end."""
@@ -233,9 +257,35 @@ def test_a_signal_inside_an_import_interrupts_once_the_import_is_done(own_handle
     assert sys.modules["signals_while_imported"].WHOLE
 
 
+def test_a_signal_inside_a_library_interrupts_once_it_returned(own_handlers, tmp_path, monkeypatch) -> None:
+    """Library code (a package of site-packages) is not written to be interrupted anywhere;
+    the project's code is."""
+    library = tmp_path / "site-packages"
+    library.mkdir()
+    (library / "a_library.py").write_text(
+        "import os, signal\n"
+        "def work(done):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    for _ in range(1000):\n"
+        "        pass\n"
+        "    done.append(True)\n"
+    )
+    monkeypatch.syspath_prepend(str(library))
+    import a_library
+
+    done: list[bool] = []
+    with StopSignals(command_line=False) as signals:
+        with pytest.raises(Interrupted):
+            with signals.interrupting():
+                a_library.work(done)
+                done.append("returned")
+                _wait_for_interrupt("after the library returned")
+    assert done == [True, "returned"]
+
+
 def test_an_import_that_takes_too_long_is_interrupted_all_the_same(own_handlers, tmp_path, monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr("sim_server.stop_signals.IMPORT_WAIT", 0.05)
+    monkeypatch.setattr("sim_server.stop_signals.LIBRARY_WAIT", 0.05)
     _module_that_signals(tmp_path, "never_done_importing", f"import time\nend = time.monotonic() + {PATIENCE}\nwhile time.monotonic() < end: time.sleep(0.001)")
     with StopSignals(command_line=False) as signals:
         with pytest.raises(Interrupted):

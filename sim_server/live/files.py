@@ -30,6 +30,7 @@ from typing import Callable
 import foxglove
 
 from sim_server.core import limits
+from sim_server.core.called_from_c import called_from_c
 from sim_server.core.errors import one_line
 from sim_server.core.format.bounded_read import shown_path
 from sim_server.core.format.file_targets import partial_path, reason_of, target_problem
@@ -122,6 +123,7 @@ class Sink:
             self.failure = error
         self._silent = True
 
+    @called_from_c
     def write(self, data: bytes | bytearray | memoryview) -> int:
         """Write all of ``data``; returns its length in bytes, also once silent."""
         view = memoryview(data).cast("B")
@@ -140,6 +142,7 @@ class Sink:
         self.size = max(self.size, self._position)
         return count
 
+    @called_from_c
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         """Move to ``offset`` bytes from the start, the position or the end; returns the position."""
         bases = {os.SEEK_SET: 0, os.SEEK_CUR: self._position, os.SEEK_END: self.size}
@@ -156,10 +159,12 @@ class Sink:
         self._position = target
         return target
 
+    @called_from_c
     def tell(self) -> int:
         """The position, bytes from the start."""
         return self._position
 
+    @called_from_c
     def flush(self) -> None:
         """Nothing to do: every write went to the file at once."""
 
@@ -212,9 +217,12 @@ class McapFiles:
         self._dropped: list[Path] = []  # with at_close: names of files dropped by keep
         try:
             self._open(0)
+            self.check()
         except (OSError, ValueError) as error:
             raise ValueError(f'cannot record to "{shown_path(self.path)}": {reason_of(error)}') from None
-        self.check()
+        except BaseException:  # a stop signal (KeyboardInterrupt, say) as it began: nothing is left
+            self.discard()
+            raise
         if self.error is not None:  # not even the header could be written
             raise ValueError(f'cannot record to "{shown_path(self.path)}": {self.error.reason}')
 
@@ -242,11 +250,14 @@ class McapFiles:
         sink = Sink(open_file(partial))
         try:
             writer = foxglove.open_mcap(sink, context=self._context)
-        except Exception as error:  # noqa: BLE001 - the SDK's own failure: one line
-            sink.close()
-            partial.unlink(missing_ok=True)
+            self._writer, self._sink, self._partial = writer, sink, partial
+        except BaseException as error:  # the SDK's own failure (one line), or a stop signal meanwhile
+            if self._sink is not sink:
+                sink.close()
+                partial.unlink(missing_ok=True)
+            if not isinstance(error, Exception):
+                raise
             raise ValueError(f"the MCAP writer cannot begin: {one_line(str(error))}") from None
-        self._writer, self._sink, self._partial = writer, sink, partial
         self.files.append(name)
         self.numbers.append(number)
         self.begun += 1

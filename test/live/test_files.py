@@ -155,6 +155,23 @@ def test_a_next_file_that_cannot_be_made_stops_the_recording(tmp_path: Path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.mcap"] and messages_in(target) > 100
 
 
+@pytest.mark.parametrize("where", ["open_mcap", "check"])
+def test_a_stop_signal_as_a_recording_begins_leaves_nothing(tmp_path: Path, monkeypatch, where: str) -> None:
+    """A KeyboardInterrupt (or the stop signals' Interrupted) raised while the first file
+    begins: the hidden file is deleted and the name keeps what it had."""
+    target = tmp_path / "run.mcap"
+    target.write_bytes(b"old")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("sim_server.live.files.foxglove.open_mcap" if where == "open_mcap" else "sim_server.live.files.McapFiles.check",
+                        interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        McapFiles(target, foxglove.Context())
+    assert target.read_bytes() == b"old" and not hidden_files(tmp_path)
+
+
 # ---------------------------------------------------------------------------------- place and size
 def test_a_file_is_written_beside_its_name_and_put_there_when_complete(tmp_path: Path) -> None:
     target = tmp_path / "run.mcap"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from Box2D import b2
 
+from sim_server.core.called_from_c import called_from_c
 from sim_server.core.errors import ConfigError, one_line
 from sim_server.core.format.model_file import PluginSpec
 from sim_server.core.format.yaml_reader import YamlReader
@@ -508,14 +509,18 @@ class _ContactDispatcher(b2.contactListener):
         super().__init__()
         self._manager = manager
 
+    @called_from_c
     def BeginContact(self, contact: b2.contact) -> None:  # noqa: N802 - Box2D's names
         self._manager.dispatch_contact("begin_contact", contact)
 
+    @called_from_c
     def EndContact(self, contact: b2.contact) -> None:  # noqa: N802
         self._manager.dispatch_contact("end_contact", contact)
 
+    @called_from_c
     def PreSolve(self, contact: b2.contact, old_manifold: b2.manifold) -> None:  # noqa: N802
         self._manager.dispatch_contact("pre_solve", contact, old_manifold)
 
+    @called_from_c
     def PostSolve(self, contact: b2.contact, impulse: b2.contactImpulse) -> None:  # noqa: N802
         self._manager.dispatch_contact("post_solve", contact, impulse)
