@@ -91,22 +91,20 @@ def _library_code(filename: str) -> bool:
     return not _LIBRARY_FOLDERS.isdisjoint(filename.split(os.sep))
 
 
-def _inside_library(frame: FrameType | None, frames: int) -> bool:
-    """Whether one of the ``frames`` innermost frames from ``frame`` out runs library code."""
+def _must_wait(frame: FrameType | None, frames: int) -> bool:
+    """Whether one of the ``frames`` innermost frames from ``frame`` out runs code that an
+    :class:`Interrupted` must not be raised into: an import's or a library's
+    (:func:`_library_code`), or a function of ours that C code called back
+    (:mod:`sim_server.core.called_from_c`; none is marked before that module is imported, and this
+    module, imported before the slow imports, does not import it)."""
+    marks = sys.modules.get(_CALLED_FROM_C)
     while frame is not None and frames > 0:
-        if _library_code(frame.f_code.co_filename):
+        code = frame.f_code
+        if _library_code(code.co_filename) or (marks is not None and marks.is_called_from_c(code)):
             return True
         frame = frame.f_back
         frames -= 1
     return False
-
-
-def _called_from_c(frame: FrameType | None, frames: int) -> bool:
-    """Whether one of the ``frames`` innermost frames from ``frame`` out runs a function that C
-    code called back (:mod:`sim_server.core.called_from_c`; none is marked before that module is
-    imported, and this module, imported before the slow imports, does not import it)."""
-    marks = sys.modules.get(_CALLED_FROM_C)
-    return marks is not None and marks.runs_called_from_c(frame, frames)
 
 
 def _exit_at_once(signum: int, frame: FrameType | None) -> None:
@@ -166,9 +164,7 @@ class StopSignals:
         now = time.monotonic()
         if self._waiting_since is None:
             self._waiting_since = now
-        inside = _depth(frame) - self._block_depth
-        waits = _inside_library(frame, inside) or _called_from_c(frame, inside)
-        if waits and now - self._waiting_since < LIBRARY_WAIT:
+        if _must_wait(frame, _depth(frame) - self._block_depth) and now - self._waiting_since < LIBRARY_WAIT:
             timer = threading.Timer(RECHECK, self._recheck, args=(signum,))
             timer.daemon = True
             timer.start()

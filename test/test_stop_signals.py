@@ -207,6 +207,29 @@ def test_an_error_made_of_a_lost_interrupt_leaves_the_block_as_interrupted(own_h
                 raise ImportError("a module that is not there")
 
 
+def test_the_wait_looks_at_the_frames_inside_the_block_alone() -> None:
+    """``_must_wait`` looks at the innermost frames it is told of (those inside the
+    ``interrupting`` block), up to a marked function of ours, and no further."""
+    from sim_server.core.called_from_c import called_from_c
+    from sim_server.stop_signals import _must_wait
+
+    def plain(inner):
+        return inner()
+
+    @called_from_c
+    def marked(inner):
+        return inner()
+
+    here = sys._getframe
+    assert marked(lambda: _must_wait(here(), 2))  # the lambda's frame, then marked's
+    assert not marked(lambda: _must_wait(here(), 1))  # the lambda's frame alone
+    assert not plain(lambda: _must_wait(here(), 3))  # the lambda, plain, this test: none waits
+    assert plain(lambda: _must_wait(here(), 1000))  # further out: pytest's, a library's frames
+    assert marked(lambda: plain(lambda: _must_wait(here(), 4)))  # lambda, plain, lambda, marked
+    assert not marked(lambda: plain(lambda: _must_wait(here(), 3)))
+    assert not _must_wait(None, 5)
+
+
 def _module_that_signals(folder: Path, name: str, then: str) -> None:
     """A module whose import sends SIGINT to this process, then runs ``then``."""
     (folder / f"{name}.py").write_text(f"import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n{then}\nWHOLE = True\n")

@@ -4,13 +4,13 @@ file methods, Box2D's contact listener), marked with :func:`called_from_c`.
 An exception raised into the main thread at any moment (a stop signal's
 :class:`~sim_server.stop_signals.Interrupted`) must not be raised while one of them runs: it
 would reach the C code, which turns it into a failure of its own (the MCAP writer: "attempted
-another write after a write method failed") or prints it. :func:`runs_called_from_c` says
-whether a stack is inside one, so the raise can wait until it has returned.
+another write after a write method failed") or prints it. :func:`is_called_from_c` tells a
+frame that runs one, so the raise can wait until it has returned.
 """
 
 from __future__ import annotations
 
-from types import CodeType, FrameType
+from types import CodeType
 from typing import Callable, TypeVar
 
 Function = TypeVar("Function", bound=Callable)
@@ -25,11 +25,6 @@ def called_from_c(function: Function) -> Function:
     return function
 
 
-def runs_called_from_c(frame: FrameType | None, frames: int) -> bool:
-    """Whether one of the ``frames`` innermost frames from ``frame`` out runs a marked function."""
-    while frame is not None and frames > 0:
-        if frame.f_code in _MARKED:
-            return True
-        frame = frame.f_back
-        frames -= 1
-    return False
+def is_called_from_c(code: CodeType) -> bool:
+    """Whether ``code`` (a frame's ``f_code``) is that of a function marked."""
+    return code in _MARKED
