@@ -202,12 +202,7 @@ class LiveView:
             world.after_step_hooks.append(self._after_step)
             self._closed = False
             if self._log is not None:  # a recording begins with the world as it is (whole, however soon it ends)
-                self._next_ns = world.time.time_ns + self.period_ns
-                self._log.update()
-                self.updates += 1
-                self._want_scans()
-                if self._files.failed:
-                    self._recording_failed()
+                self._after_step(world.time)  # (its next update is due now: _next_ns is 0)
         except BaseException:  # a stop signal too: nothing is left half made, the name keeps what it had
             if self._files is not None:
                 self._files.discard()
