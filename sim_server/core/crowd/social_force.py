@@ -324,7 +324,7 @@ def _pair_runs(count, positions, velocities, copies, reach, lam, gamma, n, n_pri
             partial[part] = 0.0
             _pair_rows(part * count // parts, (part + 1) * count // parts, positions, velocities, copies, reach, lam,
                        gamma, n, n_prime, cutoff, wrap, grid, robot_grid, robots, scaling, partial[part])
-    social = partial[0].copy()
+    social = partial[0]  # the first run's forces, the others added in order
     for part in range(1, parts):
         for i in range(count):
             social[i, 0] += partial[part, i, 0]
